@@ -1,0 +1,20 @@
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace saltation {
+
+// Where a batch runs. Auto picks CUDA when the library was built with it and a device is present.
+enum class Backend { Cpu, Cuda, Auto };
+
+Backend parse_backend(const std::string& name);  // "cpu" | "cuda" | "auto"; throws InvalidInput
+const char* backend_name(Backend b);
+
+// True when this build has the CUDA backend and at least one usable device is present.
+bool cuda_device_available();
+// True when this build compiled the CUDA backend (whether or not a device is present).
+bool cuda_compiled();
+// Resolves Auto to Cpu or Cuda; Cuda without a device throws CudaError.
+Backend resolve_backend(Backend b);
+
+}  // namespace saltation

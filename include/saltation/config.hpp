@@ -1,0 +1,12 @@
+#pragma once
+// The one place that says how shared per-trajectory code is compiled: under nvcc it is
+// callable from host and device, under a plain C++ compiler it is ordinary inline code.
+#if defined(__CUDACC__)
+#define SALTATION_HD __host__ __device__
+#define SALTATION_CUDA_COMPILER 1
+#else
+#define SALTATION_HD
+#define SALTATION_CUDA_COMPILER 0
+#endif
+
+#define SALTATION_VERSION_STRING "0.1.0"
