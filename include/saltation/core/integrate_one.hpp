@@ -1,0 +1,428 @@
+#pragma once
+// The per-trajectory routine every backend runs unchanged: fixed-step RK4, direction-aware
+// event detection with interior probes, fixed-count bisection, resets, termination statuses,
+// and (when Sens) forward-variational sensitivities with saltation jumps.
+//
+// Sensitivities. Between events the tangent Y = d q(t) / d [q(t_s), theta_flow] of the current
+// segment (N x (N+F), started at [I | 0] at the segment start t_s) is integrated with the state's
+// RK4 stages, so X(t) = Y_q X_s + Y_theta (placed in the F flow-parameter columns) is never formed
+// in the step loop: P-wide work happens only at events and at the end. At an event at t_e:
+//   tau_theta = -(g_q . X- + g_theta) / (g_q . f-)                 (dt_e / dtheta)
+//   X+ = R_q X- + R_theta - (f+ - R_q f-) tau_theta               (saltation jump, theta-augmented)
+//   d q-_e / dtheta = X- + f- tau_theta                           (total derivative of the event state)
+// with g_q, R_q from Dual<N> and g_theta, R_theta from Dual<kChunk> over chunks of theta.
+#include <cstddef>
+
+#include "saltation/config.hpp"
+#include "saltation/core/dual.hpp"
+#include "saltation/core/params.hpp"
+#include "saltation/core/rk4.hpp"
+#include "saltation/model.hpp"
+#include "saltation/options.hpp"
+#include "saltation/result.hpp"
+
+namespace saltation::core {
+
+// Parameter columns handled per dual-number pass at an event.
+constexpr int kChunk = 8;
+
+SALTATION_HD inline bool crosses(int direction, double g_from, double g_to) {
+  if (direction < 0) return g_from >= 0.0 && g_to < 0.0;
+  if (direction > 0) return g_from <= 0.0 && g_to > 0.0;
+  return false;
+}
+
+// What is wrong with one row before integration: a parameter outside its domain, or an initial
+// state already past an active guard. Used by host validation and by integrate_one alike.
+struct RowCheck {
+  int param = -1;  // first bad parameter, or -1
+  int guard = -1;  // first guard the initial state is past, or -1
+  double guard_value = 0.0;
+  SALTATION_HD bool ok() const { return param < 0 && guard < 0; }
+};
+
+template <class Model, class Th>
+SALTATION_HD RowCheck check_row(const Model& m, const Th& th) {
+  RowCheck r;
+  r.param = m.invalid_param(th);
+  if (r.param >= 0) return r;
+  double q[Model::N];
+  m.initial_state(th, q);
+  for (int j = 0; j < Model::M; ++j) {
+    const int dir = m.direction(j, m.initial_mode);
+    const double g = m.guard(j, q, m.initial_mode, th);
+    if ((dir < 0 && !(g >= 0.0)) || (dir > 0 && !(g <= 0.0))) {
+      r.guard = j;
+      r.guard_value = g;
+      return r;
+    }
+  }
+  return r;
+}
+
+// Sensitivity storage: empty for forward-only runs, so they carry and compute nothing.
+template <class Model, bool Sens>
+struct Tangents {};
+
+template <class Model>
+struct Tangents<Model, true> {
+  static constexpr int N = Model::N, P = Model::P, F = Model::F, W = tangent_width<Model>();
+  double Y[N * W];   // segment tangent
+  double Xs[N * P];  // X at the segment start, row-major N x P
+
+  SALTATION_HD void restart_segment() {
+    for (int i = 0; i < N; ++i)
+      for (int c = 0; c < W; ++c) Y[i * W + c] = (c == i) ? 1.0 : 0.0;
+  }
+  // Column p of X(t) = Y_q Xs + Y_theta.
+  SALTATION_HD void column(int p, double* x) const {
+    int f_col = -1;
+    for (int f = 0; f < F; ++f)
+      if (Model::flow_param(f) == p) f_col = N + f;
+    for (int i = 0; i < N; ++i) {
+      double acc = f_col >= 0 ? Y[i * W + f_col] : 0.0;
+      for (int l = 0; l < N; ++l) acc += Y[i * W + l] * Xs[l * P + p];
+      x[i] = acc;
+    }
+  }
+};
+
+template <class Model, class Th, bool Sens>
+class Trajectory {
+ public:
+  static constexpr int N = Model::N, P = Model::P, M = Model::M;
+  static constexpr int kYSize = Sens ? N * tangent_width<Model>() : 1;
+
+  SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out)
+      : m_(m), o_(o), th_(th), i_(i), out_(out) {}
+
+  SALTATION_HD void run() {
+    out_.n_events[i_] = 0;
+    mode_ = m_.initial_mode;
+    m_.initial_state(th_, q_);
+    const RowCheck check = check_row(m_, th_);
+    if (!check.ok()) return finish_invalid();
+    if constexpr (Sens) {
+      initial_tangent();
+      tan_.restart_segment();
+    }
+    refresh_guards(-1);
+    const double zeno_window = o_.zeno_window > 0.0 ? o_.zeno_window : o_.dt;
+    while (t_ < o_.t_final) {
+      const double remaining = o_.t_final - t_;
+      const bool last = remaining <= o_.dt;
+      const double h = last ? remaining : o_.dt;
+      double q_end[N], g_end[M];
+      Bracket br;
+      double Y_end[kYSize];
+      if (!scan_step(h, q_end, g_end, br, Y_end)) {
+        if (!all_finite(q_end)) return finish(Status::NonFinite, t_, q_, nullptr);
+        for (int k = 0; k < N; ++k) q_[k] = q_end[k];
+        for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+        if constexpr (Sens)
+          for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
+        t_ = last ? o_.t_final : t_ + h;
+        continue;
+      }
+      // Event path: only trajectories with a crossing in this step enter it.
+      int j = -1;
+      const double s = locate(br, j);
+      double q_minus[N];
+      if constexpr (Sens) {
+        rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
+      } else {
+        rk4_step(m_, q_, mode_, th_, s, q_minus);
+      }
+      const double t_e = t_ + s;
+      if (!all_finite(q_minus)) return finish(Status::NonFinite, t_, q_, nullptr);
+      const bool capacity_reached = n_events_ >= o_.event_capacity;
+      double q_plus[N];
+      const int mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
+      const int slot = capacity_reached ? -1 : n_events_;
+      if (!capacity_reached) record_event(slot, t_e, j, q_minus, q_plus);
+      double dq_minus_terminal[Sens ? N * P : 1];
+      jump(j, q_minus, q_plus, mode_plus, slot, capacity_reached ? dq_minus_terminal : nullptr);
+      if (capacity_reached) return finish(Status::EventCapacity, t_e, q_minus, dq_minus_terminal);
+      out_.n_events[i_] = ++n_events_;
+      for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
+      mode_ = mode_plus;
+      t_ = t_e;
+      if (!all_finite(q_)) return finish(Status::NonFinite, t_, q_minus, nullptr);
+      if (o_.v_stop > 0.0 && leaving_speed(j) < o_.v_stop) return finish(Status::Settled, t_, q_, nullptr);
+      if (t_e - zeno_start_ <= zeno_window) {
+        ++zeno_count_;
+      } else {
+        zeno_start_ = t_e;
+        zeno_count_ = 1;
+      }
+      if (zeno_count_ >= o_.zeno_events) return finish(Status::Zeno, t_, q_, nullptr);
+      refresh_guards(j);
+    }
+    finish(Status::Finished, o_.t_final, q_, nullptr);
+  }
+
+ private:
+  struct Bracket {
+    double a = 0.0, b = 0.0;  // step-relative times with a crossing of each masked guard in (a, b]
+    double ga[M], gb[M];
+    unsigned mask = 0;
+  };
+
+  SALTATION_HD static bool all_finite(const double* q) {
+    for (int k = 0; k < N; ++k)
+      if (!is_finite(q[k])) return false;
+    return true;
+  }
+
+  SALTATION_HD void guards_at(const double* q, int mode, double* g) const {
+    for (int j = 0; j < M; ++j) g[j] = m_.direction(j, mode) != 0 ? m_.guard(j, q, mode, th_) : 0.0;
+  }
+
+  // After an event on guard j the state lies on that guard: its value is taken as exactly 0,
+  // so a trajectory heading back through the surface is caught at once (never integrates below).
+  SALTATION_HD void refresh_guards(int j_event) {
+    guards_at(q_, mode_, g_left_);
+    if (j_event >= 0) g_left_[j_event] = 0.0;
+  }
+
+  // Steps the probes and the end of (t, t+h]; returns true with the first sub-interval that
+  // holds a crossing, else false with the end state (and, with Sens, its tangent) in q_end / Y_end.
+  SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end) const {
+    double g_prev[M];
+    for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
+    double s_prev = 0.0;
+    const int pieces = o_.probes + 1;
+    for (int k = 1; k <= pieces; ++k) {
+      const bool end = k == pieces;
+      const double s = end ? h : h * k / pieces;
+      double qs[N], gs[M];
+      if constexpr (Sens) {
+        if (end) {
+          for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
+          rk4_tangent_step(m_, q_, mode_, th_, s, qs, Y_end);
+        } else {
+          rk4_step(m_, q_, mode_, th_, s, qs);
+        }
+      } else {
+        rk4_step(m_, q_, mode_, th_, s, qs);
+      }
+      guards_at(qs, mode_, gs);
+      unsigned mask = 0;
+      for (int j = 0; j < M; ++j)
+        if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;
+      if (mask) {
+        br.a = s_prev;
+        br.b = s;
+        br.mask = mask;
+        for (int j = 0; j < M; ++j) {
+          br.ga[j] = g_prev[j];
+          br.gb[j] = gs[j];
+        }
+        return true;
+      }
+      if (end) {
+        for (int i = 0; i < N; ++i) q_end[i] = qs[i];
+        for (int j = 0; j < M; ++j) g_end[j] = gs[j];
+      }
+      for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
+      s_prev = s;
+    }
+    return false;
+  }
+
+  // Fixed-count bisection on each crossing guard (the same count on every lane, no early exit),
+  // then one secant step on the final bracket. Earliest crossing wins; ties go to the lower index.
+  SALTATION_HD double locate(const Bracket& br, int& j_event) const {
+    double best = br.b;
+    j_event = -1;
+    for (int j = 0; j < M; ++j) {
+      if (!(br.mask & (1u << j))) continue;
+      const int dir = m_.direction(j, mode_);
+      double a = br.a, b = br.b, ga = br.ga[j], gb = br.gb[j];
+      for (int it = 0; it < o_.bisect_iterations; ++it) {
+        const double mid = 0.5 * (a + b);
+        double qm[N];
+        rk4_step(m_, q_, mode_, th_, mid, qm);
+        const double gm = m_.guard(j, qm, mode_, th_);
+        if (crosses(dir, ga, gm)) {
+          b = mid;
+          gb = gm;
+        } else {
+          a = mid;
+          ga = gm;
+        }
+      }
+      double s = a + (b - a) * (ga / (ga - gb));
+      if (!(s >= a && s <= b)) s = b;
+      if (j_event < 0 || s < best) {
+        best = s;
+        j_event = j;
+      }
+    }
+    return best;
+  }
+
+  template <class S>
+  SALTATION_HD void lift(const double* q, S* qs) const {
+    for (int k = 0; k < N; ++k) qs[k] = S(q[k]);
+  }
+
+  // Gradient of guard j at q in `mode`.
+  SALTATION_HD void guard_gradient(int j, const double* q, int mode, double* g_q) const {
+    using D = Dual<N>;
+    D qd[N];
+    for (int k = 0; k < N; ++k) qd[k] = D::variable(q[k], k);
+    const D g = m_.guard(j, qd, mode, ConstantParams<D, Th>{th_});
+    for (int k = 0; k < N; ++k) g_q[k] = g.d[k];
+  }
+
+  // |g_q . f+| / |g_q| after the event: the normal speed of leaving the guard surface.
+  SALTATION_HD double leaving_speed(int j) const {
+    double g_q[N], f[N];
+    guard_gradient(j, q_, mode_, g_q);
+    m_.flow(q_, mode_, th_, f);
+    double dot = 0.0, norm2 = 0.0;
+    for (int k = 0; k < N; ++k) {
+      dot += g_q[k] * f[k];
+      norm2 += g_q[k] * g_q[k];
+    }
+    return norm2 > 0.0 ? ::fabs(dot) / ::sqrt(norm2) : ::fabs(dot);
+  }
+
+  SALTATION_HD void record_event(int c, double t_e, int j, const double* q_minus, const double* q_plus) const {
+    out_.ev_t[out_.ev_at(c, i_)] = t_e;
+    out_.ev_guard[out_.ev_at(c, i_)] = j;
+    for (int k = 0; k < N; ++k) {
+      out_.ev_q[out_.ev_q_at(c, k, i_)] = q_minus[k];
+      out_.ev_q_plus[out_.ev_q_at(c, k, i_)] = q_plus[k];
+    }
+  }
+
+  // Event partials: grazing flag always; with Sens, dt_e/dtheta, dq-/dtheta (into the record at
+  // `slot` and/or `dq_terminal`) and, unless the event is terminal, the jump of X.
+  SALTATION_HD void jump(int j, const double* q_minus, const double* q_plus, int mode_plus, int slot,
+                         double* dq_terminal) {
+    double g_q[N], f_minus[N];
+    guard_gradient(j, q_minus, mode_, g_q);
+    m_.flow(q_minus, mode_, th_, f_minus);
+    double g_dot = 0.0, gq2 = 0.0, f2 = 0.0;
+    for (int k = 0; k < N; ++k) {
+      g_dot += g_q[k] * f_minus[k];
+      gq2 += g_q[k] * g_q[k];
+      f2 += f_minus[k] * f_minus[k];
+    }
+    if (slot >= 0)
+      out_.ev_flags[out_.ev_at(slot, i_)] = ::fabs(g_dot) < o_.graze_tol * ::sqrt(gq2 * f2) ? EventGrazing : 0;
+    if constexpr (Sens) {
+      const bool apply_reset = dq_terminal == nullptr;
+      // R_q and f+ - R_q f-.
+      double R_q[N * N], f_plus[N], jump_dir[N];
+      {
+        using D = Dual<N>;
+        D qd[N], qp[N];
+        for (int k = 0; k < N; ++k) qd[k] = D::variable(q_minus[k], k);
+        m_.reset(j, qd, mode_, ConstantParams<D, Th>{th_}, qp);
+        for (int r = 0; r < N; ++r)
+          for (int k = 0; k < N; ++k) R_q[r * N + k] = qp[r].d[k];
+      }
+      m_.flow(q_plus, mode_plus, th_, f_plus);
+      for (int r = 0; r < N; ++r) {
+        double acc = f_plus[r];
+        for (int k = 0; k < N; ++k) acc -= R_q[r * N + k] * f_minus[k];
+        jump_dir[r] = acc;
+      }
+      using C = Dual<kChunk>;
+      for (int p0 = 0; p0 < P; p0 += kChunk) {
+        const ChunkSeededParams<kChunk, Th> cth{th_, p0};
+        C qc[N], qp[N];
+        lift(q_minus, qc);
+        const C g = m_.guard(j, qc, mode_, cth);
+        if (apply_reset) m_.reset(j, qc, mode_, cth, qp);
+        for (int d = 0; d < kChunk && p0 + d < P; ++d) {
+          const int p = p0 + d;
+          double x[N];
+          tan_.column(p, x);
+          double num = g.d[d];
+          for (int k = 0; k < N; ++k) num += g_q[k] * x[k];
+          const double tau = -num / g_dot;
+          if (slot >= 0) out_.ev_dt[out_.ev_dt_at(slot, p, i_)] = tau;
+          for (int k = 0; k < N; ++k) {
+            const double dq = x[k] + f_minus[k] * tau;
+            if (slot >= 0) out_.ev_dq[out_.ev_dq_at(slot, k, p, i_)] = dq;
+            if (dq_terminal) dq_terminal[k * P + p] = dq;
+          }
+          if (apply_reset) {
+            for (int r = 0; r < N; ++r) {
+              double acc = qp[r].d[d] - jump_dir[r] * tau;
+              for (int k = 0; k < N; ++k) acc += R_q[r * N + k] * x[k];
+              tan_.Xs[r * P + p] = acc;
+            }
+          }
+        }
+      }
+      if (apply_reset) tan_.restart_segment();
+    }
+  }
+
+  // X(0) = d q0 / dtheta.
+  SALTATION_HD void initial_tangent() {
+    if constexpr (Sens) {
+      using C = Dual<kChunk>;
+      for (int p0 = 0; p0 < P; p0 += kChunk) {
+        C q0[N];
+        m_.initial_state(ChunkSeededParams<kChunk, Th>{th_, p0}, q0);
+        for (int d = 0; d < kChunk && p0 + d < P; ++d)
+          for (int k = 0; k < N; ++k) tan_.Xs[k * P + p0 + d] = q0[k].d[d];
+      }
+    }
+  }
+
+  SALTATION_HD void finish(Status status, double t_end, const double* qf, const double* dqf) {
+    out_.status[i_] = static_cast<int>(status);
+    out_.t_end[i_] = t_end;
+    for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = qf[k];
+    if constexpr (Sens) {
+      for (int p = 0; p < P; ++p) {
+        double x[N];
+        if (dqf) {
+          for (int k = 0; k < N; ++k) x[k] = dqf[k * P + p];
+        } else {
+          tan_.column(p, x);
+        }
+        for (int k = 0; k < N; ++k) out_.dqf[out_.dqf_at(k, p, i_)] = x[k];
+      }
+    }
+  }
+
+  SALTATION_HD void finish_invalid() {
+    out_.status[i_] = static_cast<int>(Status::InvalidInput);
+    out_.t_end[i_] = 0.0;
+    for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = q_[k];
+    if constexpr (Sens)
+      for (int k = 0; k < N; ++k)
+        for (int p = 0; p < P; ++p) out_.dqf[out_.dqf_at(k, p, i_)] = ::nan("");
+  }
+
+  const Model m_;
+  const Options o_;
+  const Th th_;
+  const std::size_t i_;
+  const ResultView out_;
+  double q_[N];
+  int mode_ = 0;
+  double t_ = 0.0;
+  double g_left_[M];
+  int n_events_ = 0;
+  double zeno_start_ = -1e300;
+  int zeno_count_ = 0;
+  Tangents<Model, Sens> tan_;
+};
+
+// Integrates trajectory i of a batch; `th` views its parameter row.
+template <bool Sens, class Model, class Th>
+SALTATION_HD void integrate_one(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out) {
+  static_assert(check_model<Model>(), "");
+  Trajectory<Model, Th, Sens>(m, o, th, i, out).run();
+}
+
+}  // namespace saltation::core

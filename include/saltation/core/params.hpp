@@ -1,0 +1,51 @@
+#pragma once
+// Parameter views. A model reads theta through `th[p]`, which returns the model's scalar
+// type; these views decide where theta lives (a contiguous row or a strided SoA column)
+// and which parameters carry derivative seeds.
+#include <cstddef>
+
+#include "saltation/config.hpp"
+#include "saltation/core/dual.hpp"
+
+namespace saltation::core {
+
+// Row i of an SoA batch (stride = batch size) or a contiguous row (stride = 1).
+struct RowParams {
+  const double* p;
+  std::size_t stride;
+  SALTATION_HD double operator[](int k) const { return p[static_cast<std::size_t>(k) * stride]; }
+};
+
+// Every parameter as a constant of scalar type S (derivatives with respect to q only).
+template <class S, class Base>
+struct ConstantParams {
+  Base base;
+  SALTATION_HD S operator[](int k) const { return S(base[k]); }
+};
+
+// Parameters [first, first + D) seeded in slots 0..D-1; the rest constant.
+template <int D, class Base>
+struct ChunkSeededParams {
+  Base base;
+  int first;
+  SALTATION_HD Dual<D> operator[](int k) const {
+    Dual<D> r(base[k]);
+    const int slot = k - first;
+    if (slot >= 0 && slot < D) r.d[slot] = 1.0;
+    return r;
+  }
+};
+
+// The model's flow parameters seeded in slots N..N+F-1 (slots 0..N-1 belong to q).
+template <class Model, class Base>
+struct FlowSeededParams {
+  Base base;
+  SALTATION_HD Dual<Model::N + Model::F> operator[](int k) const {
+    Dual<Model::N + Model::F> r(base[k]);
+    for (int f = 0; f < Model::F; ++f)
+      if (Model::flow_param(f) == k) r.d[Model::N + f] = 1.0;
+    return r;
+  }
+};
+
+}  // namespace saltation::core

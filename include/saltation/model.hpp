@@ -1,0 +1,41 @@
+#pragma once
+// The hybrid model concept. A model is a small trivially-copyable struct (its configuration
+// constants are its data members) passed by value to every backend. It provides, as
+// SALTATION_HD members written once over a generic scalar S (double, or Dual<D> for partial
+// derivatives) and a parameter view Th whose operator[] returns S:
+//
+//   static constexpr int N, P, M, F;   state size, parameter count, guard count, and the
+//                                      number of parameters the flow depends on
+//   static int flow_param(int f);      index in theta of the f-th flow parameter (f < F)
+//   int initial_mode;                  discrete mode at t = 0
+//   void initial_state(const Th& th, S* q) const;             q0(theta)
+//   void flow(const S* q, int mode, const Th& th, S* f) const;  f = q'
+//   S guard(int j, const S* q, int mode, const Th& th) const;   g_j
+//   int direction(int j, int mode) const;   -1: event when g_j falls through 0, +1: rises,
+//                                           0: guard j inactive in this mode
+//   int reset(int j, const S* q, int mode, const Th& th, S* q_plus) const;  returns next mode
+//   int invalid_param(const double* theta) const;   first parameter outside its domain or -1
+//   static std::string param_name(int p);           host only, e.g. "e" or "w_3"
+//   static std::string param_domain(int p);         host only, e.g. "in [0, 1]"
+//   void validate_config() const;                   host only; throws InvalidInput
+//
+// The flow may read only the F parameters named by flow_param (a test checks this with
+// dual numbers); this is what lets sensitivities skip P-wide work between events.
+#include <type_traits>
+
+#include "saltation/core/params.hpp"
+
+namespace saltation {
+
+template <class Model>
+constexpr bool check_model() {
+  static_assert(std::is_trivially_copyable<Model>::value,
+                "a saltation model must be trivially copyable: it is passed to GPU kernels by value");
+  static_assert(Model::N >= 1, "a model needs at least one state (Model::N >= 1)");
+  static_assert(Model::P >= 1, "a model needs at least one parameter (Model::P >= 1)");
+  static_assert(Model::M >= 1, "a model needs at least one guard (Model::M >= 1)");
+  static_assert(Model::F >= 0 && Model::F <= Model::P, "Model::F must lie in [0, P]");
+  return true;
+}
+
+}  // namespace saltation

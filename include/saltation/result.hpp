@@ -1,0 +1,78 @@
+#pragma once
+// Per-trajectory results in SoA arrays: entry (..., i) of trajectory i is contiguous in i, so
+// a warp writes consecutive addresses. ResultView is the raw-pointer view the per-trajectory
+// code writes through (host or device memory); Result owns host storage.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "saltation/config.hpp"
+
+namespace saltation {
+
+enum class Status : int {
+  Finished = 0,       // ran to t_final; qf = state at t_final
+  EventCapacity = 1,  // event capacity reached; qf = pre-event state at the truncating crossing
+  Settled = 2,        // left the guard slower than v_stop; qf = post-event state at that event
+  NonFinite = 3,      // the state became NaN/Inf; qf = last finite state, t_end its time
+  InvalidInput = 4,   // parameters outside their domain or initial state past a guard; nothing integrated
+  Zeno = 5,           // zeno_events events within zeno_window; qf = post-event state of the last one
+};
+const char* status_name(Status s);
+
+// Bits of an event record's flags.
+enum EventFlag : int { EventGrazing = 1 };
+
+struct ResultView {
+  std::size_t n = 0;  // trajectories
+  int N = 0, P = 0, C = 0;
+  bool sensitivities = false;
+  int* status = nullptr;       // [n]
+  double* t_end = nullptr;     // [n]
+  double* qf = nullptr;        // [N][n]
+  int* n_events = nullptr;     // [n]
+  double* ev_t = nullptr;      // [C][n]
+  int* ev_guard = nullptr;     // [C][n]
+  int* ev_flags = nullptr;     // [C][n]
+  double* ev_q = nullptr;      // [C][N][n]  pre-event state
+  double* ev_q_plus = nullptr; // [C][N][n]  post-event state
+  double* dqf = nullptr;       // [N][P][n]  total derivative of qf
+  double* ev_dt = nullptr;     // [C][P][n]  dt_e / dtheta
+  double* ev_dq = nullptr;     // [C][N][P][n]  total derivative of the pre-event state
+
+  SALTATION_HD std::size_t at(std::size_t row, std::size_t i) const { return row * n + i; }
+  SALTATION_HD std::size_t qf_at(int k, std::size_t i) const { return at(k, i); }
+  SALTATION_HD std::size_t ev_at(int c, std::size_t i) const { return at(c, i); }
+  SALTATION_HD std::size_t ev_q_at(int c, int k, std::size_t i) const { return at(std::size_t(c) * N + k, i); }
+  SALTATION_HD std::size_t dqf_at(int k, int p, std::size_t i) const { return at(std::size_t(k) * P + p, i); }
+  SALTATION_HD std::size_t ev_dt_at(int c, int p, std::size_t i) const { return at(std::size_t(c) * P + p, i); }
+  SALTATION_HD std::size_t ev_dq_at(int c, int k, int p, std::size_t i) const {
+    return at((std::size_t(c) * N + k) * P + p, i);
+  }
+};
+
+// Host storage for a batch's results, laid out as ResultView describes.
+struct Result {
+  std::size_t n = 0;
+  int N = 0, P = 0, C = 0;
+  bool sensitivities = false;
+  std::vector<int> status, n_events, ev_guard, ev_flags;
+  std::vector<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
+
+  Result() = default;
+  Result(std::size_t n, int N, int P, int C, bool sensitivities);
+  ResultView view();
+
+  Status status_of(std::size_t i) const { return static_cast<Status>(status[i]); }
+  double qf_of(std::size_t i, int k) const { return qf[k * n + i]; }
+  double event_time(std::size_t i, int c) const { return ev_t[c * n + i]; }
+  double event_q(std::size_t i, int c, int k) const { return ev_q[(std::size_t(c) * N + k) * n + i]; }
+  double event_q_plus(std::size_t i, int c, int k) const { return ev_q_plus[(std::size_t(c) * N + k) * n + i]; }
+  double dqf_of(std::size_t i, int k, int p) const { return dqf[(std::size_t(k) * P + p) * n + i]; }
+  double event_dt(std::size_t i, int c, int p) const { return ev_dt[(std::size_t(c) * P + p) * n + i]; }
+  double event_dq(std::size_t i, int c, int k, int p) const {
+    return ev_dq[((std::size_t(c) * N + k) * P + p) * n + i];
+  }
+};
+
+}  // namespace saltation

@@ -1,0 +1,103 @@
+#pragma once
+// The CUDA driver: a thin kernel (one thread per trajectory, calling the same
+// core::integrate_one as the CPU backend) and its launch code. Include from a .cu file.
+#include <thrust/device_vector.h>
+#include <thrust/copy.h>
+
+#include <cstddef>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "saltation/core/integrate_one.hpp"
+#include "saltation/cuda.hpp"
+
+namespace saltation::cuda {
+namespace detail {
+
+template <bool Sens, class Model>
+__global__ void integrate_kernel(Model model, Options options, const double* theta, std::size_t n, ResultView out) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) core::integrate_one<Sens>(model, options, core::RowParams{theta + i, n}, i, out);
+}
+
+// Device mirror of a Result: same SoA layout, Thrust-owned memory.
+struct DeviceResult {
+  thrust::device_vector<int> status, n_events, ev_guard, ev_flags;
+  thrust::device_vector<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
+
+  // Starts from the host defaults, so slots a trajectory never writes read the same on both backends.
+  explicit DeviceResult(const Result& r)
+      : status(r.status), n_events(r.n_events), ev_guard(r.ev_guard), ev_flags(r.ev_flags), t_end(r.t_end),
+        qf(r.qf), ev_t(r.ev_t), ev_q(r.ev_q), ev_q_plus(r.ev_q_plus), dqf(r.dqf), ev_dt(r.ev_dt), ev_dq(r.ev_dq) {}
+
+  ResultView view(const Result& r) {
+    ResultView v;
+    v.n = r.n;
+    v.N = r.N;
+    v.P = r.P;
+    v.C = r.C;
+    v.sensitivities = r.sensitivities;
+    v.status = thrust::raw_pointer_cast(status.data());
+    v.t_end = thrust::raw_pointer_cast(t_end.data());
+    v.qf = thrust::raw_pointer_cast(qf.data());
+    v.n_events = thrust::raw_pointer_cast(n_events.data());
+    v.ev_t = thrust::raw_pointer_cast(ev_t.data());
+    v.ev_guard = thrust::raw_pointer_cast(ev_guard.data());
+    v.ev_flags = thrust::raw_pointer_cast(ev_flags.data());
+    v.ev_q = thrust::raw_pointer_cast(ev_q.data());
+    v.ev_q_plus = thrust::raw_pointer_cast(ev_q_plus.data());
+    v.dqf = thrust::raw_pointer_cast(dqf.data());
+    v.ev_dt = thrust::raw_pointer_cast(ev_dt.data());
+    v.ev_dq = thrust::raw_pointer_cast(ev_dq.data());
+    return v;
+  }
+
+  template <class T>
+  static void copy_back(const thrust::device_vector<T>& d, std::vector<T>& h) {
+    if (!h.empty()) SALTATION_CUDA_CHECK(cudaMemcpy(h.data(), thrust::raw_pointer_cast(d.data()), h.size() * sizeof(T),
+                                                    cudaMemcpyDeviceToHost));
+  }
+  void copy_to(Result& r) const {
+    copy_back(status, r.status);
+    copy_back(n_events, r.n_events);
+    copy_back(ev_guard, r.ev_guard);
+    copy_back(ev_flags, r.ev_flags);
+    copy_back(t_end, r.t_end);
+    copy_back(qf, r.qf);
+    copy_back(ev_t, r.ev_t);
+    copy_back(ev_q, r.ev_q);
+    copy_back(ev_q_plus, r.ev_q_plus);
+    copy_back(dqf, r.dqf);
+    copy_back(ev_dt, r.ev_dt);
+    copy_back(ev_dq, r.ev_dq);
+  }
+};
+
+}  // namespace detail
+
+template <class Model>
+void solve(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out) {
+  try {
+    thrust::device_vector<double> d_theta(theta, theta + n * static_cast<std::size_t>(Model::P));
+    detail::DeviceResult d_out(out);
+    const ResultView view = d_out.view(out);
+    const int block = 128;
+    const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
+    const double* th = thrust::raw_pointer_cast(d_theta.data());
+    if (options.sensitivities)
+      detail::integrate_kernel<true><<<grid, block>>>(model, options, th, n, view);
+    else
+      detail::integrate_kernel<false><<<grid, block>>>(model, options, th, n, view);
+    SALTATION_CUDA_CHECK_LAUNCH();
+    d_out.copy_to(out);
+  } catch (const thrust::system_error& e) {
+    // Thrust's allocation and copy failures, reported like every other CUDA failure.
+    throw CudaError(e.what(), __FILE__, __LINE__);
+  } catch (const std::bad_alloc& e) {
+    throw CudaError(std::string("device allocation failed: ") + e.what(), __FILE__, __LINE__);
+  }
+}
+
+}  // namespace saltation::cuda
