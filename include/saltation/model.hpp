@@ -27,6 +27,12 @@
 
 namespace saltation {
 
+// True for models whose CUDA driver is compiled into some linked translation unit (the
+// library does it for the built-in models). A user model sets it after instantiating
+// saltation::cuda::solve<Model> in a .cu file that includes kernels/solve.cuh.
+template <class Model>
+struct has_cuda_driver : std::false_type {};
+
 template <class Model>
 constexpr bool check_model() {
   static_assert(std::is_trivially_copyable<Model>::value,

@@ -46,7 +46,14 @@ Result solve(const Model& model, const Batch& batch, const Options& options, Bac
   Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities);
   if (batch.n == 0) return result;
   if (resolve_backend(backend) == Backend::Cuda) {
-    cuda::solve(model, batch.theta.data(), batch.n, opts, result);
+    if constexpr (has_cuda_driver<Model>::value) {
+      cuda::solve(model, batch.theta.data(), batch.n, opts, result);
+    } else {
+      throw CudaError(std::string("no CUDA driver is compiled for model ") + Model::name +
+                          ": instantiate saltation::cuda::solve<Model> in a .cu file that includes "
+                          "kernels/solve.cuh and specialize saltation::has_cuda_driver<Model>",
+                      __FILE__, __LINE__);
+    }
   } else {
     cpu::solve(model, batch.theta.data(), batch.n, opts, result.view());
   }

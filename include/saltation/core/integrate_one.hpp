@@ -206,6 +206,10 @@ class Trajectory {
       } else {
         rk4_step(m_, q_, mode_, th_, s, qs);
       }
+      if (!all_finite(qs)) {  // blow-up: reported as NonFinite by the caller, never as an event
+        for (int i = 0; i < N; ++i) q_end[i] = qs[i];
+        return false;
+      }
       guards_at(qs, mode_, gs);
       unsigned mask = 0;
       for (int j = 0; j < M; ++j)

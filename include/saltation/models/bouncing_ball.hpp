@@ -60,4 +60,7 @@ struct BouncingBall {
   }
 };
 
+template <>
+struct has_cuda_driver<BouncingBall> : std::true_type {};
+
 }  // namespace saltation

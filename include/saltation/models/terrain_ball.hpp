@@ -105,4 +105,14 @@ struct TerrainBall {
   }
 };
 
+// The compiled-in bump counts (src/builtin_list.hpp).
+template <>
+struct has_cuda_driver<TerrainBall<0>> : std::true_type {};
+template <>
+struct has_cuda_driver<TerrainBall<3>> : std::true_type {};
+template <>
+struct has_cuda_driver<TerrainBall<24>> : std::true_type {};
+template <>
+struct has_cuda_driver<TerrainBall<192>> : std::true_type {};
+
 }  // namespace saltation

@@ -65,4 +65,7 @@ struct Thermostat {
   }
 };
 
+template <>
+struct has_cuda_driver<Thermostat> : std::true_type {};
+
 }  // namespace saltation
