@@ -1,0 +1,462 @@
+// Disk-contact engine: closed forms, conservation, Verlet order, restitution, tangents vs
+// finite differences, cell list vs all pairs, CPU vs CUDA, batched fits, bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "saltation/backend.hpp"
+#include "saltation/dem/engine.hpp"
+#include "saltation/dem/fit.hpp"
+#include "saltation/errors.hpp"
+
+using namespace saltation;
+using namespace saltation::dem;
+
+namespace {
+const double kPi = std::acos(-1.0);
+
+// Head-on pair along x: disk 0 at -gap/2 - R moving +v0, disk 1 mirrored with -v1.
+DiskBatch head_on(double R, double m0, double m1, double x, double v0, double v1, double theta = 0.0) {
+  DiskBatch b = DiskBatch::make(1, 2);
+  b.r(0, 0) = b.r(0, 1) = R;
+  b.m(0, 0) = m0;
+  b.m(0, 1) = m1;
+  b.x(0, 0, 0) = -x;
+  b.x(0, 1, 0) = x;
+  b.v(0, 0, 0) = v0;
+  b.v(0, 1, 0) = -v1;
+  b.log_stiffness[0] = theta;
+  return b;
+}
+
+RolloutOptions opts(double dt, int frames, int stride, double k = 1.0, double e = 1.0) {
+  RolloutOptions o;
+  o.dt = dt;
+  o.n_frames = frames;
+  o.stride = stride;
+  o.materials = {Material{k, e, 0.0, 0.0}};
+  return o;
+}
+
+// Deterministic pseudo-random numbers for test configurations.
+double rnd(unsigned long i) {
+  unsigned long x = i * 0x9e3779b97f4a7c15UL + 12345;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9UL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebUL;
+  x ^= x >> 31;
+  return (x >> 11) * 0x1.0p-53;
+}
+
+// A small gas of M disks on a jittered grid in a box, B systems with different velocities.
+DiskBatch gas(int B, int M, double spacing, double R, unsigned long seed) {
+  DiskBatch b = DiskBatch::make(B, M);
+  const int side = (int)std::ceil(std::sqrt((double)M));
+  for (int s = 0; s < B; ++s)
+    for (int d = 0; d < M; ++d) {
+      b.r(s, d) = R * (0.8 + 0.2 * rnd(seed + 7 * d));
+      b.m(s, d) = 1.0 + rnd(seed + 11 * d);
+      b.x(s, d, 0) = spacing * (d % side) + 0.1 * R * rnd(seed + 13 * d + s);
+      b.x(s, d, 1) = spacing * (d / side) + 0.1 * R * rnd(seed + 17 * d + s);
+      b.v(s, d, 0) = rnd(seed + 19 * d + 3 * s) - 0.5;
+      b.v(s, d, 1) = rnd(seed + 23 * d + 5 * s) - 0.5;
+      if (M > 1) b.material[(long)d * B + s] = d % 2;
+    }
+  return b;
+}
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+double max_abs(const std::vector<double>& a) {
+  double m = 0.0;
+  for (double v : a) m = std::max(m, std::fabs(v));
+  return m;
+}
+}  // namespace
+
+TEST(DemClosedForm, ContactDurationHeadOnPair) {
+  // Unequal masses: m_eff = 0.75; k = 30; t_c = pi sqrt(m_eff / k).
+  const double k = 30.0, m0 = 1.0, m1 = 3.0, meff = m0 * m1 / (m0 + m1), dt = 1e-4;
+  RolloutOptions o = opts(dt, 6000, 1, k);
+  const RolloutResult r = rollout(head_on(0.5, m0, m1, 0.52, 0.4, 0.2), o);
+  ASSERT_EQ(r.status[0], kOk);
+  int in_contact = 0;
+  for (int f = 0; f < o.n_frames; ++f)
+    if (r.pos(f, 0, 1, 0) - r.pos(f, 0, 0, 0) < 1.0) ++in_contact;
+  const double tc = kPi * std::sqrt(meff / k);
+  EXPECT_NEAR(in_contact * dt, tc, 2 * dt) << "contact duration";
+  // Momentum-weighted: after contact the velocities are the elastic-collision ones.
+  const double u = 0.6;  // approach speed
+  const int last = o.n_frames - 1;
+  EXPECT_NEAR(r.vel(last, 0, 1, 0) - r.vel(last, 0, 0, 0), u, 1e-6) << "elastic: relative speed restored";
+}
+
+TEST(DemClosedForm, OverlapMatchesSinSolution) {
+  for (double k : {40.0, 25.0}) {
+    for (double v : {0.5, 0.35}) {
+      RolloutOptions o = opts(0.002, 80, 5);
+      const RolloutResult r = rollout(head_on(0.5, 1.0, 1.0, 0.54, v, v, std::log(k)), o);
+      const double omega = std::sqrt(k / 0.5), t0 = 0.08 / (2 * v);
+      double err = 0.0, peak = 0.0;
+      for (int f = 0; f < 80; ++f) {
+        const double age = 0.01 * (f + 1) - t0;
+        const double an = (age >= 0 && age <= kPi / omega) ? 2 * v / omega * std::sin(omega * age) : 0.0;
+        const double nu = std::max(0.0, 1.0 - (r.pos(f, 0, 1, 0) - r.pos(f, 0, 0, 0)));
+        err = std::max(err, std::fabs(nu - an));
+        peak = std::max(peak, nu);
+      }
+      EXPECT_LT(err, 2e-5) << "k=" << k << " v=" << v;
+      EXPECT_NEAR(peak, 2 * v / omega, 2e-3 * 2 * v / omega);
+    }
+  }
+}
+
+TEST(DemConservation, MomentumWithDampingFrictionAndManyDisks) {
+  RolloutOptions o = opts(1e-3, 50, 20);
+  o.materials = {Material{200.0, 0.7, 0.4, 2.0}, Material{100.0, 0.9, 0.2, 1.0}};
+  o.tangential = true;
+  o.neighbors = Neighbors::AllPairs;
+  const int B = 3, M = 16;
+  DiskBatch b = gas(B, M, 0.9, 0.5, 5);
+  const RolloutResult r = rollout(b, o);
+  int contacts_seen = 0;
+  for (int s = 0; s < B; ++s) {
+    ASSERT_EQ(r.status[s], kOk);
+    double p0[2] = {0, 0};
+    for (int d = 0; d < M; ++d)
+      for (int c = 0; c < 2; ++c) p0[c] += b.m(s, d) * b.v(s, d, c);
+    for (int f = 0; f < o.n_frames; ++f)
+      for (int c = 0; c < 2; ++c) {
+        double p = 0;
+        for (int d = 0; d < M; ++d) p += b.m(s, d) * r.vel(f, s, d, c);
+        EXPECT_NEAR(p, p0[c], 1e-12);
+      }
+    for (int d = 0; d < M; ++d)
+      if (std::fabs(r.vel(o.n_frames - 1, s, d, 0) - b.v(s, d, 0)) > 1e-3) ++contacts_seen;
+  }
+  EXPECT_GT(contacts_seen, 10) << "the gas must actually collide for this test to mean anything";
+}
+
+TEST(DemVerlet, EnergyDriftOrderAtLeast1p8) {
+  // Elastic gas in a box with walls; max |E(t) - E0| over the frames at fixed physical times.
+  const int M = 9, B = 1;
+  DiskBatch b = gas(B, M, 1.1, 0.5, 9);
+  std::vector<double> drift;
+  for (int refine : {1, 2, 4}) {
+    RolloutOptions o = opts(2e-3 / refine, 40, 25 * refine, 50.0);
+    o.materials = {Material{50.0}, Material{80.0}};
+    o.walls = true;
+    o.box_lo[0] = o.box_lo[1] = -0.6;
+    o.box_hi[0] = o.box_hi[1] = 2.9;
+    const RolloutResult r = rollout(b, o);
+    EXPECT_EQ(r.status[0], kOk);
+    auto energy = [&](auto pos, auto vel) {
+      double E = 0;
+      for (int d = 0; d < M; ++d) {
+        const double R = b.r(0, d), m = b.m(0, d);
+        const int md = d % 2;
+        const double kd = md ? 80.0 : 50.0;
+        E += 0.5 * m * (vel(d, 0) * vel(d, 0) + vel(d, 1) * vel(d, 1));
+        for (int a = 0; a < 2; ++a) {
+          const double lo = R - (pos(d, a) + 0.6), hi = R - (2.9 - pos(d, a));
+          if (lo > 0) E += 0.5 * kd * lo * lo;
+          if (hi > 0) E += 0.5 * kd * hi * hi;
+        }
+        for (int j = d + 1; j < M; ++j) {
+          const double kj = (j % 2) ? 80.0 : 50.0;
+          const double k = md == (j % 2) ? kd : 2 * kd * kj / (kd + kj);
+          const double dx = pos(d, 0) - pos(j, 0), dy = pos(d, 1) - pos(j, 1);
+          const double delta = R + b.r(0, j) - std::sqrt(dx * dx + dy * dy);
+          if (delta > 0) E += 0.5 * k * delta * delta;
+        }
+      }
+      return E;
+    };
+    const double E0 = energy([&](int d, int c) { return b.x(0, d, c); }, [&](int d, int c) { return b.v(0, d, c); });
+    double dmax = 0;
+    for (int f = 0; f < o.n_frames; ++f)
+      dmax = std::max(dmax, std::fabs(energy([&](int d, int c) { return r.pos(f, 0, d, c); },
+                                             [&](int d, int c) { return r.vel(f, 0, d, c); }) -
+                                      E0));
+    drift.push_back(dmax);
+  }
+  ASSERT_GT(drift[0], 0.0);
+  const double order1 = std::log2(drift[0] / drift[1]), order2 = std::log2(drift[1] / drift[2]);
+  EXPECT_GE(order1, 1.8) << drift[0] << " " << drift[1];
+  EXPECT_GE(order2, 1.8) << drift[1] << " " << drift[2];
+}
+
+TEST(DemDamping, RestitutionWithin1e3) {
+  for (double e : {0.9, 0.7, 0.4}) {
+    for (double mass1 : {1.0, 2.5}) {
+      const double k = 1000.0, meff = mass1 / (1 + mass1);
+      const double tc = kPi * std::sqrt(meff / k);
+      RolloutOptions o = opts(tc / 2000, 40, 100, k, e);
+      const RolloutResult r = rollout(head_on(0.5, 1.0, mass1, 0.505, 0.5, 0.5), o);
+      ASSERT_EQ(r.status[0], kOk);
+      const int last = o.n_frames - 1;
+      const double after = r.vel(last, 0, 1, 0) - r.vel(last, 0, 0, 0);
+      EXPECT_NEAR(after / 1.0, e, 1e-3) << "e=" << e << " m1=" << mass1;
+    }
+  }
+}
+
+// Tangents of the whole rollout against central finite differences.
+TEST(DemTangents, MatchCentralFiniteDifferences) {
+  for (int model = 0; model < 2; ++model) {
+    RolloutOptions o = opts(1e-3, 12, 25);
+    o.normal = model ? NormalModel::Hertz : NormalModel::Linear;
+    o.materials = {Material{300.0, 0.6, 0.3, 1.5}, Material{150.0, 0.8, 0.5, 3.0}};
+    o.tangential = true;
+    o.walls = true;
+    o.box_lo[0] = o.box_lo[1] = -0.6;
+    o.box_hi[0] = o.box_hi[1] = 2.0;
+    o.tangents = {{TangentKind::LogStiffness}, {TangentKind::Damping}, {TangentKind::InitialVelocity, 1, 0},
+                  {TangentKind::InitialVelocity, 2, 1}, {TangentKind::InitialPosition, 0, 1}};
+    DiskBatch b = gas(2, 4, 0.95, 0.5, 21);
+    b.log_stiffness = {0.3, -0.2};
+    b.damping_ratio = {0.05, 0.1};
+    const RolloutResult r = rollout(b, o);
+    ASSERT_EQ(r.status[0], kOk);
+    const double h = 1e-6;
+    for (int p = 0; p < (int)o.tangents.size(); ++p) {
+      DiskBatch bp = b, bm = b;
+      for (int s = 0; s < 2; ++s) {
+        const TangentParam& t = o.tangents[p];
+        switch (t.kind) {
+          case TangentKind::LogStiffness: bp.log_stiffness[s] += h, bm.log_stiffness[s] -= h; break;
+          case TangentKind::Damping: bp.damping_ratio[s] += h, bm.damping_ratio[s] -= h; break;
+          case TangentKind::InitialVelocity: bp.v(s, t.disk, t.component) += h, bm.v(s, t.disk, t.component) -= h; break;
+          case TangentKind::InitialPosition: bp.x(s, t.disk, t.component) += h, bm.x(s, t.disk, t.component) -= h; break;
+        }
+      }
+      RolloutOptions of = o;
+      of.tangents.clear();
+      const RolloutResult rp = rollout(bp, of), rm = rollout(bm, of);
+      double err = 0, scale = 0;
+      for (int f = 0; f < o.n_frames; ++f)
+        for (int s = 0; s < 2; ++s)
+          for (int d = 0; d < 4; ++d)
+            for (int c = 0; c < 2; ++c) {
+              const double fdx = (rp.pos(f, s, d, c) - rm.pos(f, s, d, c)) / (2 * h);
+              const double fdv = (rp.vel(f, s, d, c) - rm.vel(f, s, d, c)) / (2 * h);
+              err = std::max({err, std::fabs(fdx - r.dpos(f, p, s, d, c)), std::fabs(fdv - r.dvel(f, p, s, d, c))});
+              scale = std::max({scale, std::fabs(fdx), std::fabs(fdv)});
+            }
+      EXPECT_GT(scale, 1e-3) << "tangent " << p << " must be nontrivial";
+      EXPECT_LT(err, 1e-6 * scale) << "model " << model << " tangent " << p << " err " << err << " scale " << scale;
+    }
+  }
+}
+
+TEST(DemLoss, GradientMatchesFiniteDifferenceAndSeedValue) {
+  RolloutOptions o = opts(0.002, 80, 5);
+  const RolloutResult obs = rollout(head_on(0.5, 1, 1, 0.54, 0.5, 0.5, std::log(40.0)), o);
+  LossSpec l;
+  l.observed = obs.x;
+  l.scale = {0.5};
+  o.tangents = {{TangentKind::LogStiffness}};
+  auto lg = [&](double th) {
+    const RolloutResult r = rollout(head_on(0.5, 1, 1, 0.54, 0.5, 0.5, th), o, &l);
+    return std::make_pair(r.loss[0], r.grad[0]);
+  };
+  const double th = std::log(18.0), h = 1e-4;
+  const double g = lg(th).second, fd = (lg(th + h).first - lg(th - h).first) / (2 * h);
+  EXPECT_NEAR(g, fd, 2e-4 * std::fabs(fd));
+  EXPECT_NEAR(g, -0.04288933, 5e-9) << "the seed's JAX value";
+  EXPECT_NEAR(lg(std::log(40.0)).first, 0.0, 1e-28);
+}
+
+TEST(DemFit, BatchedLockstepFitRecoversStiffnesses) {
+  const std::vector<double> ks = {12.0, 25.0, 40.0, 66.0, 90.0};
+  const int B = (int)ks.size();
+  DiskBatch truth = DiskBatch::make(B, 2), start;
+  for (int s = 0; s < B; ++s) {
+    for (int d = 0; d < 2; ++d) truth.r(s, d) = 0.5, truth.m(s, d) = 1.0;
+    truth.x(s, 0, 0) = -0.54;
+    truth.x(s, 1, 0) = 0.54;
+    truth.v(s, 0, 0) = 0.3 + 0.1 * s;
+    truth.v(s, 1, 0) = -(0.3 + 0.1 * s);
+    truth.log_stiffness[s] = std::log(ks[s]);
+  }
+  RolloutOptions o = opts(0.002, 80, 5);
+  const RolloutResult r = rollout(truth, o);
+  LossSpec l;
+  l.observed = r.x;
+  l.scale.assign(B, 0.5);
+  start = truth;
+  start.log_stiffness.assign(B, std::log(10.0));
+  FitOptions fo;
+  const FitResult fit = fit_log_stiffness(start, o, l, fo);
+  for (int s = 0; s < B; ++s) {
+    EXPECT_EQ(fit.outcome[s], kFitConverged) << fit.message[s];
+    EXPECT_NEAR(std::exp(fit.theta[s]), ks[s], 1e-3 * ks[s]);
+    EXPECT_LT(fit.loss[s], 1e-6 * fit.initial_loss[s]);
+  }
+  // one batched evaluation per round, never more rounds than the slowest system's evaluations
+  int max_ev = 0;
+  for (int e : fit.evaluations) max_ev = std::max(max_ev, e);
+  EXPECT_EQ(fit.rounds, max_ev);
+  EXPECT_EQ(fit.round_sizes[0], B);
+}
+
+TEST(DemNeighbors, CellListMatchesAllPairs) {
+  const int B = 2, M = 150;
+  DiskBatch b = gas(B, M, 0.95, 0.5, 3);
+  RolloutOptions o = opts(1e-3, 10, 20);
+  o.materials = {Material{200.0, 0.8, 0.3, 1.0}, Material{300.0, 0.9, 0.3, 1.0}};
+  o.tangential = true;
+  o.tangents = {{TangentKind::LogStiffness}};
+  o.neighbors = Neighbors::AllPairs;
+  const RolloutResult a = rollout(b, o);
+  o.neighbors = Neighbors::CellList;
+  const RolloutResult c = rollout(b, o);
+  ASSERT_FALSE(a.used_cells);
+  ASSERT_TRUE(c.used_cells);
+  for (int s = 0; s < B; ++s) ASSERT_EQ(c.status[s], kOk);
+  EXPECT_LT(max_abs_diff(a.x, c.x), 1e-9 * max_abs(a.x));
+  EXPECT_LT(max_abs_diff(a.dx, c.dx), 1e-7 * max_abs(a.dx));
+}
+
+TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
+  // B = 1 with M >= 256 runs the OpenMP team over disks; B = 2 runs one system per thread.
+  const int M = 300;
+  DiskBatch one = gas(1, M, 0.95, 0.5, 4), two = DiskBatch::make(2, M);
+  for (int d = 0; d < M; ++d)
+    for (int s = 0; s < 2; ++s) {
+      two.r(s, d) = one.r(0, d);
+      two.m(s, d) = one.m(0, d);
+      two.material[(long)d * 2 + s] = one.material[d];
+      for (int c = 0; c < 2; ++c) two.x(s, d, c) = one.x(0, d, c), two.v(s, d, c) = one.v(0, d, c);
+    }
+  RolloutOptions o = opts(1e-3, 5, 10, 100.0);
+  o.materials = {Material{100.0, 0.8}, Material{150.0, 0.9}};
+  o.neighbors = Neighbors::CellList;
+  o.tangents = {{TangentKind::InitialVelocity, 3, 0}};
+  const RolloutResult r1 = rollout(one, o), r2 = rollout(two, o);
+  for (int f = 0; f < 5; ++f)
+    for (int d = 0; d < M; ++d)
+      for (int c = 0; c < 2; ++c) {
+        ASSERT_EQ(r1.pos(f, 0, d, c), r2.pos(f, 1, d, c));
+        ASSERT_EQ(r1.dpos(f, 0, 0, d, c), r2.dpos(f, 0, 1, d, c));
+      }
+}
+
+TEST(DemStatus, LeavingTheGridIsReportedNeverDropped) {
+  DiskBatch b = head_on(0.5, 1, 1, 2.0, -1.0, -1.0);  // flying apart
+  RolloutOptions o = opts(0.01, 100, 10);
+  o.neighbors = Neighbors::CellList;
+  o.grid_lo[0] = o.grid_lo[1] = -4;
+  o.grid_hi[0] = o.grid_hi[1] = 4;
+  const RolloutResult r = rollout(b, o);
+  EXPECT_EQ(r.status[0], kOutOfGrid);
+  EXPECT_TRUE(std::isnan(r.pos(99, 0, 0, 0))) << "frames after the stop are NaN";
+  EXPECT_FALSE(std::isnan(r.pos(0, 0, 0, 0)));
+}
+
+TEST(DemWalls, ElasticBounceKeepsSpeed) {
+  DiskBatch b = DiskBatch::make(1, 1);
+  b.r(0, 0) = 0.5;
+  b.m(0, 0) = 2.0;
+  b.v(0, 0, 0) = 1.0;
+  b.v(0, 0, 1) = -0.5;
+  RolloutOptions o = opts(1e-3, 30, 100, 1e3);
+  o.walls = true;
+  o.box_lo[0] = o.box_lo[1] = -2;
+  o.box_hi[0] = o.box_hi[1] = 2;
+  const RolloutResult r = rollout(b, o);
+  int flips = 0;
+  for (int f = 1; f < 30; ++f) flips += (r.vel(f, 0, 0, 0) > 0) != (r.vel(f - 1, 0, 0, 0) > 0);
+  EXPECT_GE(flips, 1);
+  const double sp = std::hypot(r.vel(29, 0, 0, 0), r.vel(29, 0, 0, 1));
+  EXPECT_NEAR(sp, std::hypot(1.0, 0.5), 1e-4);
+  for (int f = 0; f < 30; ++f) EXPECT_LT(std::fabs(r.pos(f, 0, 0, 0)), 2.0);
+}
+
+TEST(DemCuda, MatchesCpuWithin1e12) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  for (int M : {4, 200}) {
+    DiskBatch b = gas(M == 4 ? 300 : 3, M, 0.95, 0.5, 8);
+    RolloutOptions o = opts(1e-3, 8, 20);
+    o.materials = {Material{200.0, 0.8, 0.3, 1.0}, Material{300.0, 0.9, 0.3, 1.0}};
+    o.tangential = true;
+    o.normal = M == 4 ? NormalModel::Linear : NormalModel::Hertz;
+    o.neighbors = M == 4 ? Neighbors::AllPairs : Neighbors::CellList;
+    o.tangents = {{TangentKind::LogStiffness}, {TangentKind::InitialVelocity, 1, 1}};
+    LossSpec l;
+    l.observed.assign((size_t)8 * 2 * M * b.n_systems, 0.1);
+    const RolloutResult cpu = rollout(b, o, &l);
+    o.backend = Backend::Cuda;
+    const RolloutResult gpu = rollout(b, o, &l);
+    EXPECT_EQ(gpu.backend, Backend::Cuda);
+    EXPECT_EQ(cpu.status, gpu.status);
+    EXPECT_LE(max_abs_diff(cpu.x, gpu.x), 1e-12 * max_abs(cpu.x)) << "M=" << M;
+    EXPECT_LE(max_abs_diff(cpu.v, gpu.v), 1e-12 * max_abs(cpu.v)) << "M=" << M;
+    EXPECT_LE(max_abs_diff(cpu.dx, gpu.dx), 1e-12 * max_abs(cpu.dx)) << "M=" << M;
+    EXPECT_LE(max_abs_diff(cpu.loss, gpu.loss), 1e-12 * max_abs(cpu.loss)) << "M=" << M;
+    EXPECT_LE(max_abs_diff(cpu.grad, gpu.grad), 1e-12 * max_abs(cpu.grad)) << "M=" << M;
+  }
+}
+
+namespace {
+template <class F>
+void expect_invalid(F&& f, const std::string& param, long row) {
+  try {
+    f();
+    ADD_FAILURE() << "expected InvalidInput for " << param;
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.parameter(), param) << e.what();
+    EXPECT_EQ(e.row(), row) << e.what();
+    EXPECT_NE(std::string(e.what()).find(param), std::string::npos);
+  }
+}
+}  // namespace
+
+TEST(DemBadInput, ClearErrorsNamingParameterAndSystem) {
+  RolloutOptions o = opts(1e-3, 2, 2);
+  auto pair3 = [] {
+    DiskBatch b = DiskBatch::make(3, 2);
+    for (int s = 0; s < 3; ++s)
+      for (int d = 0; d < 2; ++d) b.r(s, d) = 0.5, b.m(s, d) = 1.0, b.x(s, d, 0) = 2.0 * d;
+    return b;
+  };
+  {
+    DiskBatch b = pair3();
+    b.r(2, 1) = -0.1;
+    expect_invalid([&] { rollout(b, o); }, "radius", 2);
+  }
+  {
+    DiskBatch b = pair3();
+    b.m(1, 0) = 0.0;
+    expect_invalid([&] { rollout(b, o); }, "mass", 1);
+  }
+  for (double dt : {0.0, -1e-3}) {
+    RolloutOptions bad = o;
+    bad.dt = dt;
+    expect_invalid([&] { rollout(pair3(), bad); }, "dt", -1);
+  }
+  {
+    RolloutOptions bad = o;
+    bad.materials[0].restitution = 1.5;
+    expect_invalid([&] { rollout(pair3(), bad); }, "materials[0].restitution", -1);
+  }
+  {
+    // 12 overlapping disks piled into one cell: overflow of a 8-disk cell.
+    DiskBatch b = DiskBatch::make(2, 12);
+    for (int s = 0; s < 2; ++s)
+      for (int d = 0; d < 12; ++d) b.r(s, d) = 0.5, b.m(s, d) = 1.0, b.x(s, d, 0) = 3.0 * d * (s == 0);
+    RolloutOptions c = o;
+    c.neighbors = Neighbors::CellList;
+    c.cell_capacity = 8;
+    expect_invalid([&] { rollout(b, c); }, "cell_capacity", 1);
+  }
+  {
+    DiskBatch b = pair3();
+    b.material[1] = 5;
+    expect_invalid([&] { rollout(b, o); }, "material", 1);  // [d*B + b]: disk 0 of system 1
+  }
+}
