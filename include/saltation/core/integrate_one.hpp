@@ -135,27 +135,35 @@ class Trajectory {
       }
       const double t_e = t_ + s;
       if (!all_finite(q_minus)) return finish(Status::NonFinite, t_, q_, nullptr);
-      const bool capacity_reached = n_events_ >= o_.event_capacity;
+      // What this event does: truncate (capacity), end the run (settled, Zeno), or continue.
       double q_plus[N];
       const int mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
-      const int slot = capacity_reached ? -1 : n_events_;
-      if (!capacity_reached) record_event(slot, t_e, j, q_minus, q_plus);
-      double dq_minus_terminal[Sens ? N * P : 1];
-      jump(j, q_minus, q_plus, mode_plus, slot, capacity_reached ? dq_minus_terminal : nullptr);
-      if (capacity_reached) return finish(Status::EventCapacity, t_e, q_minus, dq_minus_terminal);
-      out_.n_events[i_] = ++n_events_;
+      Status terminal = Status::Finished;  // Finished here means "not terminal"
+      if (n_events_ >= o_.event_capacity) {
+        terminal = Status::EventCapacity;
+      } else {
+        if (t_e - zeno_start_ <= zeno_window) {
+          ++zeno_count_;
+        } else {
+          zeno_start_ = t_e;
+          zeno_count_ = 1;
+        }
+        if (o_.v_stop > 0.0 && leaving_speed(j, q_plus, mode_plus) < o_.v_stop) terminal = Status::Settled;
+        else if (zeno_count_ >= o_.zeno_events) terminal = Status::Zeno;
+      }
+      const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
+      if (slot >= 0) {
+        record_event(slot, t_e, j, q_minus, q_plus);
+        out_.n_events[i_] = ++n_events_;
+      }
+      double dq_terminal[Sens ? N * P : 1];
+      jump(j, q_minus, q_plus, mode_plus, slot, terminal, dq_terminal);
+      if (terminal == Status::EventCapacity) return finish(terminal, t_e, q_minus, dq_terminal);
+      if (!all_finite(q_plus)) return finish(Status::NonFinite, t_e, q_minus, nullptr);
+      if (terminal != Status::Finished) return finish(terminal, t_e, q_plus, dq_terminal);
       for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
       mode_ = mode_plus;
       t_ = t_e;
-      if (!all_finite(q_)) return finish(Status::NonFinite, t_, q_minus, nullptr);
-      if (o_.v_stop > 0.0 && leaving_speed(j) < o_.v_stop) return finish(Status::Settled, t_, q_, nullptr);
-      if (t_e - zeno_start_ <= zeno_window) {
-        ++zeno_count_;
-      } else {
-        zeno_start_ = t_e;
-        zeno_count_ = 1;
-      }
-      if (zeno_count_ >= o_.zeno_events) return finish(Status::Zeno, t_, q_, nullptr);
       refresh_guards(j);
     }
     finish(Status::Finished, o_.t_final, q_, nullptr);
@@ -281,10 +289,10 @@ class Trajectory {
   }
 
   // |g_q . f+| / |g_q| after the event: the normal speed of leaving the guard surface.
-  SALTATION_HD double leaving_speed(int j) const {
+  SALTATION_HD double leaving_speed(int j, const double* q_plus, int mode_plus) const {
     double g_q[N], f[N];
-    guard_gradient(j, q_, mode_, g_q);
-    m_.flow(q_, mode_, th_, f);
+    guard_gradient(j, q_plus, mode_plus, g_q);
+    m_.flow(q_plus, mode_plus, th_, f);
     double dot = 0.0, norm2 = 0.0;
     for (int k = 0; k < N; ++k) {
       dot += g_q[k] * f[k];
@@ -302,10 +310,12 @@ class Trajectory {
     }
   }
 
-  // Event partials: grazing flag always; with Sens, dt_e/dtheta, dq-/dtheta (into the record at
-  // `slot` and/or `dq_terminal`) and, unless the event is terminal, the jump of X.
+  // Event partials: grazing flag always; with Sens, dt_e/dtheta and dq-/dtheta (into the record
+  // at `slot`), then by `terminal`: Finished (not terminal) jumps X; EventCapacity puts dq-/dtheta
+  // in dq_terminal; Settled and Zeno put the total derivative of the post-event state,
+  // R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), in dq_terminal.
   SALTATION_HD void jump(int j, const double* q_minus, const double* q_plus, int mode_plus, int slot,
-                         double* dq_terminal) {
+                         Status terminal, double* dq_terminal) {
     double g_q[N], f_minus[N];
     guard_gradient(j, q_minus, mode_, g_q);
     m_.flow(q_minus, mode_, th_, f_minus);
@@ -318,9 +328,9 @@ class Trajectory {
     if (slot >= 0)
       out_.ev_flags[out_.ev_at(slot, i_)] = ::fabs(g_dot) < o_.graze_tol * ::sqrt(gq2 * f2) ? EventGrazing : 0;
     if constexpr (Sens) {
-      const bool apply_reset = dq_terminal == nullptr;
-      // R_q and f+ - R_q f-.
-      double R_q[N * N], f_plus[N], jump_dir[N];
+      const bool continues = terminal == Status::Finished;
+      const bool needs_reset = terminal != Status::EventCapacity;
+      double R_q[N * N], f_plus[N];
       {
         using D = Dual<N>;
         D qd[N], qp[N];
@@ -330,41 +340,41 @@ class Trajectory {
           for (int k = 0; k < N; ++k) R_q[r * N + k] = qp[r].d[k];
       }
       m_.flow(q_plus, mode_plus, th_, f_plus);
-      for (int r = 0; r < N; ++r) {
-        double acc = f_plus[r];
-        for (int k = 0; k < N; ++k) acc -= R_q[r * N + k] * f_minus[k];
-        jump_dir[r] = acc;
-      }
       using C = Dual<kChunk>;
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         const ChunkSeededParams<kChunk, Th> cth{th_, p0};
         C qc[N], qp[N];
         lift(q_minus, qc);
         const C g = m_.guard(j, qc, mode_, cth);
-        if (apply_reset) m_.reset(j, qc, mode_, cth, qp);
+        if (needs_reset) m_.reset(j, qc, mode_, cth, qp);
         for (int d = 0; d < kChunk && p0 + d < P; ++d) {
           const int p = p0 + d;
-          double x[N];
+          double x[N], dq[N];
           tan_.column(p, x);
           double num = g.d[d];
           for (int k = 0; k < N; ++k) num += g_q[k] * x[k];
           const double tau = -num / g_dot;
           if (slot >= 0) out_.ev_dt[out_.ev_dt_at(slot, p, i_)] = tau;
           for (int k = 0; k < N; ++k) {
-            const double dq = x[k] + f_minus[k] * tau;
-            if (slot >= 0) out_.ev_dq[out_.ev_dq_at(slot, k, p, i_)] = dq;
-            if (dq_terminal) dq_terminal[k * P + p] = dq;
+            dq[k] = x[k] + f_minus[k] * tau;
+            if (slot >= 0) out_.ev_dq[out_.ev_dq_at(slot, k, p, i_)] = dq[k];
           }
-          if (apply_reset) {
+          if (terminal == Status::EventCapacity) {
+            for (int k = 0; k < N; ++k) dq_terminal[k * P + p] = dq[k];
+          } else {
             for (int r = 0; r < N; ++r) {
-              double acc = qp[r].d[d] - jump_dir[r] * tau;
-              for (int k = 0; k < N; ++k) acc += R_q[r * N + k] * x[k];
-              tan_.Xs[r * P + p] = acc;
+              double total = qp[r].d[d];  // R_theta
+              for (int k = 0; k < N; ++k) total += R_q[r * N + k] * dq[k];
+              if (continues) {
+                tan_.Xs[r * P + p] = total - f_plus[r] * tau;  // X+ = R_q X- + R_theta - (f+ - R_q f-) tau
+              } else {
+                dq_terminal[r * P + p] = total;
+              }
             }
           }
         }
       }
-      if (apply_reset) tan_.restart_segment();
+      if (continues) tan_.restart_segment();
     }
   }
 

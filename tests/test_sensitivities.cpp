@@ -1,0 +1,263 @@
+// Sensitivities through events against central differences of the whole solver and against
+// closed forms; products (Jacobian, JVP, VJP) and the landing objective.
+#include <cmath>
+#include <random>
+
+#include "saltation/models/bouncing_ball.hpp"
+#include "saltation/models/terrain_ball.hpp"
+#include "saltation/models/thermostat.hpp"
+#include "saltation/products.hpp"
+#include "test_support.hpp"
+
+using namespace saltation;
+using saltation::testing::solve_cpu;
+
+namespace {
+
+Options sens_options(double t_final, double dt, int capacity) {
+  Options o;
+  o.t_final = t_final;
+  o.dt = dt;
+  o.event_capacity = capacity;
+  o.sensitivities = true;
+  return o;
+}
+
+template <int K>
+std::vector<double> terrain_row(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<double> th = {1.0 + 0.5 * u(rng), 0.5 * u(rng), 0.05 + 0.1 * u(rng), 0.8 + 0.1 * u(rng), 0.1 + 0.2 * u(rng)};
+  for (int k = 0; k < K; ++k) {
+    th.push_back(0.05 + 0.15 * u(rng));
+    th.push_back(3.0 * (k + 0.5) / K + 0.2 * u(rng));
+    th.push_back(0.2 + 0.3 * u(rng));
+  }
+  return th;
+}
+
+// Every output of one trajectory as a flat vector: qf, then per event t_e and q-_e.
+std::vector<double> flat_outputs(const Result& r) {
+  std::vector<double> y;
+  for (int k = 0; k < r.N; ++k) y.push_back(r.qf_of(0, k));
+  for (int c = 0; c < r.n_events[0]; ++c) {
+    y.push_back(r.event_time(0, c));
+    for (int k = 0; k < r.N; ++k) y.push_back(r.event_q(0, c, k));
+  }
+  return y;
+}
+std::vector<double> flat_derivatives(const Result& r, int p) {
+  std::vector<double> d;
+  for (int k = 0; k < r.N; ++k) d.push_back(r.dqf_of(0, k, p));
+  for (int c = 0; c < r.n_events[0]; ++c) {
+    d.push_back(r.event_dt(0, c, p));
+    for (int k = 0; k < r.N; ++k) d.push_back(r.event_dq(0, c, k, p));
+  }
+  return d;
+}
+
+// Compares every derivative of one trajectory with a Richardson-extrapolated central difference
+// of the whole (forward-only) solver: D = (4 D(h/2) - D(h)) / 3, error O(h^4) + O(eps / h).
+template <class Model>
+void expect_matches_finite_differences(const Model& m, const std::vector<double>& theta, const Options& o,
+                                       double rtol, double atol) {
+  const Result r = solve_cpu(m, {theta}, o);
+  Options fwd = o;
+  fwd.sensitivities = false;
+  const std::vector<double> y0 = flat_outputs(r);
+  auto run = [&](int p, double delta) {
+    std::vector<double> th = theta;
+    th[p] += delta;
+    const Result rr = solve_cpu(m, {th}, fwd);
+    EXPECT_EQ(rr.n_events[0], r.n_events[0]) << "event count changed under perturbation of theta[" << p << "]";
+    EXPECT_EQ(rr.status, r.status);
+    return flat_outputs(rr);
+  };
+  double worst = 0.0;
+  for (int p = 0; p < Model::P; ++p) {
+    const double h = 1e-4 * std::max(1.0, std::fabs(theta[p]));
+    const auto a1 = run(p, h), b1 = run(p, -h), a2 = run(p, h / 2), b2 = run(p, -h / 2);
+    if (a1.size() != y0.size() || a2.size() != y0.size() || b1.size() != y0.size() || b2.size() != y0.size()) continue;
+    const std::vector<double> ad = flat_derivatives(r, p);
+    for (std::size_t e = 0; e < y0.size(); ++e) {
+      const double d1 = (a1[e] - b1[e]) / (2 * h), d2 = (a2[e] - b2[e]) / h;
+      const double fd = (4.0 * d2 - d1) / 3.0;
+      const double err = std::fabs(ad[e] - fd);
+      worst = std::max(worst, err / (std::fabs(fd) + atol / rtol));
+      EXPECT_LE(err, rtol * std::fabs(fd) + atol) << Model::param_name(p) << " output " << e << ": " << ad[e] << " vs FD " << fd;
+    }
+  }
+  std::printf("  %d events, worst relative error against FD: %.3g\n", r.n_events[0], worst);
+}
+
+}  // namespace
+
+TEST(TerrainSensitivity, K3AgainstFiniteDifferences) {
+  std::mt19937_64 rng(2024);
+  TerrainBall<3> m;
+  for (int set = 0; set < 5; ++set) {
+    SCOPED_TRACE("parameter set " + std::to_string(set));
+    expect_matches_finite_differences(m, terrain_row<3>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
+  }
+}
+
+TEST(TerrainSensitivity, K24AgainstFiniteDifferences) {
+  std::mt19937_64 rng(77);
+  TerrainBall<24> m;
+  for (int set = 0; set < 5; ++set) {
+    SCOPED_TRACE("parameter set " + std::to_string(set));
+    expect_matches_finite_differences(m, terrain_row<24>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
+  }
+}
+
+TEST(TerrainSensitivity, EventCapacityTerminalDerivative) {
+  std::mt19937_64 rng(9);
+  TerrainBall<3> m;
+  const auto theta = terrain_row<3>(rng);
+  const Options o = sens_options(2.0, 1e-3, 2);
+  const Result r = solve_cpu(m, {theta}, o);
+  ASSERT_EQ(r.status_of(0), Status::EventCapacity);
+  expect_matches_finite_differences(m, theta, o, 1e-6, 1e-8);
+}
+
+TEST(TerrainSensitivity, SettledTerminalDerivative) {
+  std::mt19937_64 rng(9);
+  TerrainBall<3> m;
+  const auto theta = terrain_row<3>(rng);
+  Options o = sens_options(3.0, 1e-3, 32);
+  o.v_stop = 3.2;
+  const Result r = solve_cpu(m, {theta}, o);
+  ASSERT_EQ(r.status_of(0), Status::Settled);
+  ASSERT_GE(r.n_events[0], 2);
+  expect_matches_finite_differences(m, theta, o, 1e-6, 1e-8);
+}
+
+TEST(BouncingBallSensitivity, SettledTerminalDerivative) {
+  BouncingBall m;
+  Options o = sens_options(10.0, 1e-3, 100);
+  o.v_stop = 1.0;
+  const std::vector<double> theta = {2.0, 0.3, 0.8};
+  ASSERT_EQ(solve_cpu(m, {theta}, o).status_of(0), Status::Settled);
+  expect_matches_finite_differences(m, theta, o, 1e-6, 1e-8);
+}
+
+TEST(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
+  Thermostat m;
+  const double T0 = 19, Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
+  const Result r = solve_cpu(m, {{T0, Te, tau, Q, Tl, Th}}, sens_options(60.0, 1e-2, 16));
+  ASSERT_GE(r.n_events[0], 4);
+  // t1 = tau ln(A/B), A = T0 - Ti, B = Th - Ti, Ti = Te + Q (ON);
+  // OFF legs tau ln((Th - Te)/(Tl - Te)); later ON legs tau ln((Tl - Ti)/(Th - Ti)).
+  const double Ti = Te + Q;
+  struct D { double t, tau, q, tl, th; };
+  std::vector<D> expect;
+  D cur{tau * std::log((T0 - Ti) / (Th - Ti)), std::log((T0 - Ti) / (Th - Ti)), tau * (-1 / (T0 - Ti) + 1 / (Th - Ti)), 0.0,
+        -tau / (Th - Ti)};
+  expect.push_back(cur);
+  for (int c = 1; c < r.n_events[0]; ++c) {
+    if (c % 2 == 1) {  // OFF leg ends at T_low
+      const double L = std::log((Th - Te) / (Tl - Te));
+      cur = {cur.t + tau * L, cur.tau + L, cur.q, cur.tl - tau / (Tl - Te), cur.th + tau / (Th - Te)};
+    } else {  // ON leg from T_low to T_high
+      const double L = std::log((Tl - Ti) / (Th - Ti));
+      cur = {cur.t + tau * L, cur.tau + L, cur.q + tau * (-1 / (Tl - Ti) + 1 / (Th - Ti)), cur.tl + tau / (Tl - Ti),
+             cur.th - tau / (Th - Ti)};
+    }
+    expect.push_back(cur);
+  }
+  for (int c = 0; c < r.n_events[0]; ++c) {
+    SCOPED_TRACE("switch " + std::to_string(c));
+    EXPECT_NEAR(r.event_time(0, c), expect[c].t, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::TAU), expect[c].tau, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::Q), expect[c].q, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::T_LOW), expect[c].tl, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::T_HIGH), expect[c].th, 1e-10);
+  }
+}
+
+TEST(ThermostatSensitivity, AgainstFiniteDifferences) {
+  Thermostat m;
+  expect_matches_finite_differences(m, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, sens_options(50.0, 1e-2, 16), 1e-6, 1e-8);
+}
+
+TEST(Products, JvpVjpConsistentWithJacobian) {
+  std::mt19937_64 rng(4);
+  TerrainBall<3> m;
+  std::vector<std::vector<double>> theta;
+  for (int i = 0; i < 6; ++i) theta.push_back(terrain_row<3>(rng));
+  const Result r = solve_cpu(m, theta, sens_options(2.0, 1e-3, 8));
+  const std::size_t n = r.n, P = r.P, R = output_size(r);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(P * n), w(R * n);
+  for (auto& x : v) x = u(rng);
+  for (auto& x : w) x = u(rng);
+  const auto Jv = jvp(r, v), wJ = vjp(r, w), J = jacobian(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    double lhs = 0, rhs = 0, scale = 0;
+    for (std::size_t k = 0; k < R; ++k) lhs += w[k * n + i] * Jv[k * n + i];
+    for (std::size_t p = 0; p < P; ++p) rhs += wJ[p * n + i] * v[p * n + i];
+    for (std::size_t k = 0; k < R; ++k)
+      for (std::size_t p = 0; p < P; ++p) scale += std::fabs(w[k * n + i] * J[(k * P + p) * n + i] * v[p * n + i]);
+    EXPECT_LE(std::fabs(lhs - rhs), 1e-12 * scale) << "trajectory " << i;
+    // J v from the dense Jacobian equals jvp.
+    for (std::size_t k = 0; k < R; ++k) {
+      double acc = 0;
+      for (std::size_t p = 0; p < P; ++p) acc += J[(k * P + p) * n + i] * v[p * n + i];
+      EXPECT_NEAR(acc, Jv[k * n + i], 1e-12 * (1 + std::fabs(acc)));
+    }
+  }
+}
+
+TEST(Products, LandingObjectiveGradientMatchesFiniteDifferences) {
+  std::mt19937_64 rng(12);
+  TerrainBall<3> m;
+  const auto theta = terrain_row<3>(rng);
+  LandingObjective L;
+  L.impact = 1;
+  L.coordinate = 0;
+  L.target = 1.5;
+  L.qf_weights = {0.0, 0.0, 0.5, 0.5};
+  L.qf_target = {0.0, 0.0, 1.0, 0.0};
+  const Options o = sens_options(2.0, 1e-3, 8);
+  const ObjectiveValues ov = evaluate(L, solve_cpu(m, {theta}, o));
+  auto value = [&](const std::vector<double>& th) { return evaluate(L, solve_cpu(m, {th}, o)).value[0]; };
+  for (int p = 0; p < TerrainBall<3>::P; ++p) {
+    const double fd = saltation::testing::central_difference(value, theta, p, 1e-6);
+    EXPECT_NEAR(ov.gradient[p], fd, 1e-6 * std::fabs(fd) + 1e-8) << TerrainBall<3>::param_name(p);
+  }
+  // Fewer events than the impact asked for: NaN, not a silent number.
+  L.impact = 7;
+  EXPECT_TRUE(std::isnan(evaluate(L, solve_cpu(m, {theta}, o)).value[0]));
+}
+
+// The flow reads only the parameters the model names in flow_param (what lets sensitivities skip
+// P-wide work between events): checked with every parameter seeded.
+template <class Model>
+void expect_flow_reads_only_flow_params(const Model& m, const std::vector<double>& theta, int mode) {
+  constexpr int P = Model::P, N = Model::N;
+  using D = Dual<P>;
+  std::vector<D> th(P);
+  for (int p = 0; p < P; ++p) th[p] = D::variable(theta[p], p);
+  struct View {
+    const D* p;
+    D operator[](int k) const { return p[k]; }
+  } view{th.data()};
+  D q[N], f[N];
+  double q0[N];
+  m.initial_state(core::RowParams{theta.data(), 1}, q0);
+  for (int k = 0; k < N; ++k) q[k] = D(q0[k]);
+  m.flow(q, mode, view, f);
+  for (int p = 0; p < P; ++p) {
+    bool listed = false;
+    for (int k = 0; k < Model::F; ++k) listed |= Model::flow_param(k) == p;
+    if (listed) continue;
+    for (int k = 0; k < N; ++k) EXPECT_EQ(f[k].d[p], 0.0) << Model::name << ": flow depends on unlisted " << Model::param_name(p);
+  }
+}
+
+TEST(ModelConcept, FlowDependsOnlyOnDeclaredFlowParameters) {
+  std::mt19937_64 rng(1);
+  expect_flow_reads_only_flow_params(BouncingBall{}, {1.0, 0.5, 0.8}, 0);
+  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::ON);
+  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::OFF);
+  expect_flow_reads_only_flow_params(TerrainBall<3>{}, terrain_row<3>(rng), 0);
+}
