@@ -1,0 +1,171 @@
+// The `saltation solve` command: JSON in, JSON out, and bad input that names the parameter and
+// the row, exits non-zero and leaves no output file behind.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* cli = std::getenv("SALTATION_CLI");
+    ASSERT_NE(cli, nullptr) << "SALTATION_CLI must point at the saltation binary (ctest sets it)";
+    cli_ = cli;
+    dir_ = fs::temp_directory_path() / ("saltation_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun solve(const std::string& input_text, const std::string& extra = "") {
+    const fs::path in = dir_ / "in.json", err = dir_ / "err.txt";
+    std::ofstream(in) << input_text;
+    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --out '" + out().string() + "' " + extra + " 2> '" +
+                            err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    std::ifstream e(err);
+    std::stringstream ss;
+    ss << e.rdbuf();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+  }
+  fs::path out() const { return dir_ / "out.json"; }
+  json output() const {
+    std::ifstream f(out());
+    return json::parse(f);
+  }
+  void expect_rejected(const std::string& input, const std::string& must_mention, const std::string& row = "") {
+    const CliRun r = solve(input);
+    EXPECT_NE(r.exit_code, 0) << input;
+    EXPECT_NE(r.err.find(must_mention), std::string::npos) << "error should name " << must_mention << ": " << r.err;
+    if (!row.empty()) EXPECT_NE(r.err.find(row), std::string::npos) << "error should name " << row << ": " << r.err;
+    EXPECT_FALSE(fs::exists(out())) << "no output file may be written on failure";
+    for (const auto& entry : fs::directory_iterator(dir_))
+      EXPECT_EQ(entry.path().filename().string().find("out.json.tmp"), std::string::npos) << "leftover temporary file";
+  }
+
+  std::string cli_;
+  fs::path dir_;
+};
+
+const char* kBall = R"({"model": "bouncing_ball", "config": {"g": 9.81},
+  "options": {"t_final": 3.0, "dt": 0.001, "event_capacity": 8},
+  "theta": [[2.0, 0.0, 0.8], [1.0, 1.0, 0.5]]})";
+
+const char* kTerrain = R"({"model": "terrain_ball", "config": {"x0": 0.0, "y0": 1.0, "g": 9.81, "bumps": 3},
+  "options": {"t_final": 2.0, "dt": 0.001, "event_capacity": 8, "sensitivities": true},
+  "theta": [[1.2, 0.3, 0.1, 0.85, 0.2, 0.1, 0.5, 0.3, 0.15, 1.5, 0.25, 0.1, 2.5, 0.4],
+            [1.4, 0.1, 0.1, 0.8, 0.1, 0.2, 0.7, 0.3, 0.05, 1.2, 0.25, 0.1, 2.2, 0.4],
+            [1.0, 0.0, 0.1, 0.8, 0.3, 0.1, 0.5, 0.3, 0.15, 1.5, 0.25, 0.1, 2.5, 0.4]]})";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_F(Cli, BouncingBallResultsAndProvenance) {
+  const CliRun r = solve(kBall);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = output();
+  ASSERT_EQ(j["trajectories"].size(), 2u);
+  const json& t = j["trajectories"][0];
+  EXPECT_EQ(t["status"], 0);
+  EXPECT_NEAR(t["events"][0]["t"].get<double>(), std::sqrt(2 * 2.0 / 9.81), 1e-10);
+  EXPECT_EQ(t["events"][0]["q"].size(), 2u);
+  EXPECT_EQ(t["events"][0]["q_plus"].size(), 2u);
+  EXPECT_EQ(t["qf"].size(), 2u);
+  EXPECT_FALSE(t.contains("dqf_dtheta"));
+  EXPECT_EQ(j["provenance"]["options"]["dt"], 0.001);
+  EXPECT_TRUE(j["provenance"].contains("version"));
+  EXPECT_TRUE(j["provenance"].contains("git_hash"));
+  EXPECT_EQ(j["provenance"]["backend"].get<std::string>().empty(), false);
+}
+
+TEST_F(Cli, TerrainBallWithSensitivities) {
+  const CliRun r = solve(kTerrain, "--backend cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = output();
+  ASSERT_EQ(j["param_names"].size(), 14u);
+  EXPECT_EQ(j["param_names"][11], "a_3");
+  for (const json& t : j["trajectories"]) {
+    ASSERT_EQ(t["dqf_dtheta"].size(), 4u);
+    EXPECT_EQ(t["dqf_dtheta"][0].size(), 14u);
+    ASSERT_GE(t["events"].size(), 1u);
+    for (const json& e : t["events"]) {
+      EXPECT_EQ(e["dt_dtheta"].size(), 14u);
+      ASSERT_EQ(e["dq_dtheta"].size(), 4u);
+      EXPECT_EQ(e["dq_dtheta"][3].size(), 14u);
+      EXPECT_FALSE(e["grazing"].get<bool>());
+    }
+  }
+}
+
+TEST_F(Cli, ThermostatAndCommandLineOverrides) {
+  const CliRun r = solve(R"({"model": "thermostat", "config": {"initial_mode": "on"},
+    "theta": [[19, 18, 12, 8, 20, 22]]})", "--t-final 48 --dt 0.01 --event-capacity 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = output();
+  const json& t = j["trajectories"][0];
+  EXPECT_EQ(t["status_name"], "event_capacity");
+  EXPECT_EQ(t["events"].size(), 3u);
+  EXPECT_NEAR(t["events"][0]["t"].get<double>(), 12 * std::log(7.0 / 4.0), 1e-10);
+  EXPECT_EQ(j["provenance"]["options"]["t_final"], 48.0);
+}
+
+TEST_F(Cli, RejectsUnknownModel) { expect_rejected(replace(kBall, "bouncing_ball", "bouncing_cube"), "model"); }
+TEST_F(Cli, RejectsWrongThetaLength) {
+  expect_rejected(replace(kBall, "[1.0, 1.0, 0.5]", "[1.0, 1.0]"), "theta", "row 1");
+}
+TEST_F(Cli, RejectsNonPositiveDt) {
+  expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": 0"), "options.dt");
+  expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": -0.1"), "options.dt");
+}
+TEST_F(Cli, RejectsRestitutionOutsideUnitInterval) {
+  expect_rejected(replace(kBall, "[1.0, 1.0, 0.5]", "[1.0, 1.0, 1.2]"), "e", "row 1");
+}
+TEST_F(Cli, RejectsFrictionOutsideUnitInterval) {
+  expect_rejected(replace(kTerrain, "[1.0, 0.0, 0.1, 0.8, 0.3,", "[1.0, 0.0, 0.1, 0.8, -0.3,"), "mu", "row 2");
+}
+TEST_F(Cli, RejectsNonPositiveBumpWidth) {
+  expect_rejected(replace(kTerrain, "0.05, 1.2, 0.25", "0.05, 1.2, 0.0"), "w_2", "row 1");
+}
+TEST_F(Cli, RejectsNaN) {
+  expect_rejected(replace(kBall, "[2.0, 0.0, 0.8]", "[NaN, 0.0, 0.8]"), "NaN");
+  expect_rejected(replace(kBall, "[2.0, 0.0, 0.8]", "[null, 0.0, 0.8]"), "h0", "row 0");
+  expect_rejected(replace(kBall, "\"t_final\": 3.0", "\"t_final\": \"nan\""), "options.t_final");
+}
+TEST_F(Cli, RejectsUnknownKeys) {
+  expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": 0.001, \"step\": 2"), "options.step");
+  expect_rejected(replace(kBall, "{\"g\": 9.81}", "{\"g\": 9.81, \"x0\": 1}"), "config.x0");
+  expect_rejected(replace(kTerrain, "\"bumps\": 3", "\"bumps\": 5"), "config.bumps");
+}
+TEST_F(Cli, RejectsStartBelowTerrain) {
+  expect_rejected(replace(kTerrain, "\"y0\": 1.0", "\"y0\": -1.0"), "initial state", "row 0");
+}
+TEST_F(Cli, WritesJsonToStdoutWithoutOut) {
+  const fs::path in = dir_ / "in.json", o = dir_ / "stdout.json";
+  std::ofstream(in) << kBall;
+  const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' > '" + o.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream f(o);
+  EXPECT_EQ(json::parse(f)["trajectories"].size(), 2u);
+}
