@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // subcommands
   saltation::cli::add_solve_command(app);
+  saltation::cli::add_disks_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
