@@ -16,6 +16,7 @@
 // Work memory is addressed through Work (base pointer + stride), so the CPU can use a
 // contiguous per-thread buffer and the GPU an interleaved (coalesced) one.
 #include <cmath>
+#include <limits>
 
 #include "saltation/config.hpp"
 #include "saltation/dem/contact.hpp"
@@ -328,7 +329,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b
     }
   }
   // ---- frames not completed: NaN, never stale values
-  const double nan = std::nan("");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   if (done_frames < c.n_frames) {
     team.for_each(M, [&](int d) {
       for (int f = done_frames; f < c.n_frames; ++f)
