@@ -297,10 +297,10 @@ struct OmpTeam {
 };
 }  // namespace
 
-void run_cpu(const RolloutConfig& c) {
+void run_cpu(const RolloutConfig& c, int team_threshold) {
   const long wd = c.work_doubles(), wi = c.work_ints();
   const int nt = omp_get_max_threads();
-  if (c.B >= nt || c.M < 256 || nt == 1) {
+  if (c.B >= nt || c.M < team_threshold || nt == 1) {
 #pragma omp parallel
     {
       std::vector<double> bufd((size_t)wd);
@@ -334,7 +334,7 @@ RolloutResult rollout(const DiskBatch& batch, const RolloutOptions& options, con
     if (options.cuda_block_threshold < 1) throw InvalidInput("cuda_block_threshold", -1, "must be >= 1");
     detail::run_cuda(prep.cfg, options.cuda_block_threshold);
   } else {
-    detail::run_cpu(prep.cfg);
+    detail::run_cpu(prep.cfg, options.cpu_team_threshold);
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;

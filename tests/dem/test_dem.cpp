@@ -323,7 +323,7 @@ TEST(DemNeighbors, CellListMatchesAllPairs) {
 }
 
 TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
-  // B = 1 with M >= 256 runs the OpenMP team over disks; B = 2 runs one system per thread.
+  // B = 1 with M >= cpu_team_threshold runs the OpenMP team over disks; B = 2 runs one system per thread.
   const int M = 300;
   DiskBatch one = gas(1, M, 0.95, 0.5, 4), two = DiskBatch::make(2, M);
   for (int d = 0; d < M; ++d)
@@ -337,6 +337,7 @@ TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
   o.materials = {Material{100.0, 0.8}, Material{150.0, 0.9}};
   o.neighbors = Neighbors::CellList;
   o.tangents = {{TangentKind::InitialVelocity, 3, 0}};
+  o.cpu_team_threshold = 256;
   const RolloutResult r1 = rollout(one, o), r2 = rollout(two, o);
   for (int f = 0; f < 5; ++f)
     for (int d = 0; d < M; ++d)

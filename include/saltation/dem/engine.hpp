@@ -78,6 +78,10 @@ struct RolloutOptions {
   bool save_tangents = true;
   Backend backend = Backend::Cpu;
   int cuda_block_threshold = 32;  // CUDA: thread per system when M <= this, else block per system
+  // CPU: when B < threads and M >= this, the OpenMP threads share one system (a team over its
+  // disks, barriers every step); otherwise one system per thread. The team only pays off for
+  // large M on an otherwise idle machine (barriers suffer badly from oversubscription).
+  int cpu_team_threshold = 4096;
 };
 
 // Optional position loss L_b = mean over frames, disks and selected components of
@@ -123,7 +127,7 @@ struct Prepared {
 };
 void prepare(const DiskBatch& batch, const RolloutOptions& options, const LossSpec* loss, RolloutResult& result,
              Prepared& prep);
-void run_cpu(const RolloutConfig& cfg);
+void run_cpu(const RolloutConfig& cfg, int team_threshold = 4096);
 // CUDA driver: copies the host arrays named by cfg to the device, runs, copies results back.
 void run_cuda(const RolloutConfig& cfg, int block_threshold);
 }  // namespace detail
