@@ -301,7 +301,9 @@ void run_cpu(const RolloutConfig& c, int team_threshold) {
   const long wd = c.work_doubles(), wi = c.work_ints();
   const int nt = omp_get_max_threads();
   if (c.B >= nt || c.M < team_threshold || nt == 1) {
-#pragma omp parallel
+    // Never more threads than systems: a small batch (e.g. the last rounds of a fit) does not
+    // wait at barriers for threads with nothing to do.
+#pragma omp parallel num_threads(std::max(1, std::min(nt, c.B)))
     {
       std::vector<double> bufd((size_t)wd);
       std::vector<int> bufi((size_t)wi);
