@@ -6,6 +6,7 @@
 #include "saltation/builtin.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
+#include "saltation/models/terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "test_support.hpp"
 
@@ -48,23 +49,6 @@ void compare(const Model& m, const Batch& b, Options o) {
   }
 }
 
-template <int K>
-Batch terrain_batch(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  Batch b(n, TerrainBall<K>::P);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double head[5] = {1.0 + 0.5 * u(rng), 0.5 * u(rng), 0.05 + 0.1 * u(rng), 0.8 + 0.1 * u(rng), 0.1 + 0.2 * u(rng)};
-    for (int p = 0; p < 5; ++p) b.at(i, p) = head[p];
-    for (int k = 0; k < K; ++k) {
-      b.at(i, 5 + 3 * k) = 0.05 + 0.15 * u(rng);
-      b.at(i, 6 + 3 * k) = 3.0 * (k + 0.5) / K + 0.2 * u(rng);
-      b.at(i, 7 + 3 * k) = 0.2 + 0.3 * u(rng);
-    }
-  }
-  return b;
-}
-
 Options options(double t_final, double dt, int capacity) {
   Options o;
   o.t_final = t_final;
@@ -103,17 +87,17 @@ TEST(Cuda, ThermostatMatchesCpu) {
 
 TEST(Cuda, TerrainBallK3MatchesCpu) {
   SKIP_WITHOUT_DEVICE();
-  compare(TerrainBall<3>{}, terrain_batch<3>(2048, 1), options(3.0, 1e-3, 16));
+  compare(TerrainBall<3>{}, sample_terrain_batch<3>(2048, 1), options(3.0, 1e-3, 16));
 }
 
 TEST(Cuda, TerrainBallK24MatchesCpu) {
   SKIP_WITHOUT_DEVICE();
-  compare(TerrainBall<24>{}, terrain_batch<24>(512, 2), options(3.0, 1e-3, 16));
+  compare(TerrainBall<24>{}, sample_terrain_batch<24>(512, 2), options(3.0, 1e-3, 16));
 }
 
 TEST(Cuda, TerrainBallK192MatchesCpu) {
   SKIP_WITHOUT_DEVICE();
-  compare(TerrainBall<192>{}, terrain_batch<192>(128, 3), options(2.0, 1e-3, 8));
+  compare(TerrainBall<192>{}, sample_terrain_batch<192>(128, 3), options(2.0, 1e-3, 8));
 }
 
 TEST(Cuda, StatusesMatchCpu) {

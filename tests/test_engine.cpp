@@ -6,6 +6,7 @@
 
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
+#include "saltation/models/terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "test_support.hpp"
 
@@ -58,18 +59,6 @@ Options opts(double t_final, double dt, int capacity = 32) {
   return o;
 }
 
-// A deterministic terrain-ball row with K bumps along the ball's path.
-template <int K>
-std::vector<double> terrain_row(std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<double> th = {1.0 + 0.5 * u(rng), 0.5 * u(rng), 0.05 + 0.1 * u(rng), 0.8 + 0.1 * u(rng), 0.1 + 0.2 * u(rng)};
-  for (int k = 0; k < K; ++k) {
-    th.push_back(0.05 + 0.15 * u(rng));                   // amplitude
-    th.push_back(3.0 * (k + 0.5) / K + 0.2 * u(rng));     // centre
-    th.push_back(0.2 + 0.3 * u(rng));                     // width
-  }
-  return th;
-}
 
 }  // namespace
 
@@ -98,7 +87,7 @@ TEST(TerrainBall, ImpactsAndFinalStateStableUnderStepRefinement) {
   std::mt19937_64 rng(7);
   TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
-  for (int i = 0; i < 4; ++i) theta.push_back(terrain_row<3>(rng));
+  for (int i = 0; i < 4; ++i) theta.push_back(sample_terrain_row<3>(rng));
   const Result a = solve_cpu(m, theta, opts(2.0, 1e-3));
   const Result b = solve_cpu(m, theta, opts(2.0, 5e-4));
   for (std::size_t i = 0; i < theta.size(); ++i) {
@@ -116,7 +105,7 @@ TEST(TerrainBall, ImpactsAndFinalStateStableUnderStepRefinement) {
 TEST(TerrainBall, ImpactLiesOnTerrainAndResetFollowsLocalFrame) {
   std::mt19937_64 rng(11);
   TerrainBall<3> m;
-  const std::vector<double> th = terrain_row<3>(rng);
+  const std::vector<double> th = sample_terrain_row<3>(rng);
   const Result r = solve_cpu(m, {th}, opts(3.0, 1e-3));
   ASSERT_GE(r.n_events[0], 1);
   const core::RowParams view{th.data(), 1};
@@ -300,7 +289,7 @@ TEST(Cpu, ResultsIdenticalForOneTwoFourThreads) {
   std::mt19937_64 rng(3);
   TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
-  for (int i = 0; i < 40; ++i) theta.push_back(terrain_row<3>(rng));
+  for (int i = 0; i < 40; ++i) theta.push_back(sample_terrain_row<3>(rng));
   Options o = opts(3.0, 1e-3, 8);
   o.sensitivities = true;
   std::vector<Result> rs;
@@ -321,7 +310,7 @@ TEST(Sensitivities, ForwardStatesIdenticalWithAndWithoutSensitivities) {
   std::mt19937_64 rng(5);
   TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
-  for (int i = 0; i < 8; ++i) theta.push_back(terrain_row<3>(rng));
+  for (int i = 0; i < 8; ++i) theta.push_back(sample_terrain_row<3>(rng));
   Options o = opts(3.0, 1e-3, 8);
   const Result a = solve_cpu(m, theta, o);
   o.sensitivities = true;
@@ -335,7 +324,7 @@ TEST(Sensitivities, ForwardStatesIdenticalWithAndWithoutSensitivities) {
 TEST(HostApi, BadInputNamesParameterAndRow) {
   TerrainBall<3> m;
   std::mt19937_64 rng(1);
-  std::vector<std::vector<double>> theta = {terrain_row<3>(rng), terrain_row<3>(rng), terrain_row<3>(rng)};
+  std::vector<std::vector<double>> theta = {sample_terrain_row<3>(rng), sample_terrain_row<3>(rng), sample_terrain_row<3>(rng)};
   auto expect_bad = [&](std::vector<std::vector<double>> th, const char* param, long row, Options o = opts(1.0, 1e-3)) {
     try {
       solve_cpu(m, th, o);
