@@ -5,6 +5,7 @@
 //               step + 3 probes, each probe an RK4 step from the left end, as the library does).
 //   batch/*     how the cost grows with batch size (1 .. 65536 trajectories, 2 threads).
 //   bumps/*     how it grows with bump count K (forward and with sensitivities, 1 thread).
+//   events/*    how it grows with event density (restitution e sets the bounce count, 1 thread).
 // Every saltation timing is of saltation::solve; Odeint only integrates the flow (it has no
 // events), so it is timed on a batch that never reaches the terrain (y0 = 100: the ball falls
 // under 45 m in 3 s), and so is the matching "noevents" saltation case.
@@ -197,6 +198,22 @@ SALTATION_BENCH_BUMPS(8)
 SALTATION_BENCH_BUMPS(24)
 SALTATION_BENCH_BUMPS(64)
 SALTATION_BENCH_BUMPS(192)
+
+// ---- event density, 1 thread -----------------------------------------------------------------
+// The K = 3 batch with every restitution set to e (per mille in the argument): more bounces
+// before the ball settles below v_stop as e grows.
+void BM_events(benchmark::State& state) {
+  saltation::Batch batch = saltation_bench::terrain_batch(16, 3);
+  for (std::size_t i = 0; i < batch.n; ++i) batch.at(i, 3) = static_cast<double>(state.range(0)) * 1e-3;
+  const saltation::Options o = saltation_bench::seed_options(state.range(1) != 0, 1);
+  run_saltation(state, saltation::TerrainBall<3>{}, batch, o);
+}
+BENCHMARK(BM_events)
+    ->Name("events/K:3")
+    ->ArgNames({"e_permille", "sens"})
+    ->ArgsProduct({{300, 500, 700, 850}, {0, 1}})
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
