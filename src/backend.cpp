@@ -4,14 +4,23 @@
 #include <string>
 
 #include "saltation/batch.hpp"
+#include "saltation/config.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/options.hpp"
 #include "saltation/result.hpp"
+#include "saltation/version.hpp"
+
+#ifndef SALTATION_GIT_HASH
+#define SALTATION_GIT_HASH "unknown"
+#endif
 
 namespace saltation {
 namespace detail {
 int cuda_device_count();  // cuda_builtin_models.cu or cuda_unavailable.cpp
 }
+
+const char* version() { return SALTATION_VERSION_STRING; }
+const char* git_hash() { return SALTATION_GIT_HASH; }
 
 Backend parse_backend(const std::string& name) {
   if (name == "cpu") return Backend::Cpu;

@@ -9,10 +9,8 @@
 
 #include "saltation/config.hpp"
 #include "saltation/errors.hpp"
+#include "saltation/version.hpp"
 
-#ifndef SALTATION_GIT_HASH
-#define SALTATION_GIT_HASH "unknown"
-#endif
 
 namespace saltation {
 
@@ -161,8 +159,8 @@ json result_to_json(const SolveRequest& request, const ModelInfo& info, const Re
   out["state_names"] = info.state_names;
   out["param_names"] = info.param_names;
   out["trajectories"] = trajectories;
-  out["provenance"] = json{{"version", SALTATION_VERSION_STRING},
-                           {"git_hash", SALTATION_GIT_HASH},
+  out["provenance"] = json{{"version", version()},
+                           {"git_hash", git_hash()},
                            {"backend", backend_name(used)},
                            {"config", request.config},
                            {"options", options_to_json(request.options)}};

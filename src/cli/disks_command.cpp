@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "saltation/version.hpp"
+
 #include "cli/commands.hpp"
 #include "saltation/backend.hpp"
 #include "saltation/config.hpp"
@@ -297,7 +299,8 @@ void run_disks(const DisksArgs& args) {
   }
 
   json out;
-  out["saltation"] = SALTATION_VERSION_STRING;
+  out["saltation"] = version();
+  out["git_hash"] = git_hash();
   out["command"] = "disks";
   out["mode"] = mode;
   out["config"] = cfg.contains("observed") ? json("(input file, observations omitted)") : cfg;
