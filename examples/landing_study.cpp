@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <numeric>
 #include <vector>
@@ -35,7 +36,7 @@ Batch designs(const std::vector<double>& vx0, const std::vector<double>& vy0) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"saltation demo: landing design study on the terrain ball"};
   int side = 64;
   double target = 2.0;
@@ -117,4 +118,13 @@ int main(int argc, char** argv) {
   }
   if (k > 0) std::printf("  e.g. launch (vx0, vy0) = (%.6f, %.6f)\n", bx[0], by[0]);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "landing_study: error: %s\n", e.what());
+    return 2;
+  }
 }

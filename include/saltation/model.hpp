@@ -21,7 +21,19 @@
 //
 // The flow may read only the F parameters named by flow_param (a test checks this with
 // dual numbers); this is what lets sensitivities skip P-wide work between events.
+//
+// Optional members, used when present:
+//   bool guard_excluded(int j, int mode, const double* q0, const double* q1, const Th& th) const;
+//       true only when guard j certainly does not cross on a step from q0 to q1: a cheap
+//       conservative bound that lets free flight skip the exact guard and the probes.
+//   EventContext event_context(int j, const double* q, int mode, const Th& th) const;
+//   void event_param_partials(const EventContext&, int p0, int count, const Th& th,
+//                             double* g_theta, double* R_theta, int stride) const;
+//       analytic g_theta[c] and R_theta[r * stride + c] for parameters p0 + c, c < count, at an
+//       event of guard j at pre-event state q; replaces the dual-number pass over chunks of
+//       theta (a test checks they agree with it to 1e-13).
 #include <type_traits>
+#include <utility>
 
 #include "saltation/core/params.hpp"
 
@@ -32,6 +44,31 @@ namespace saltation {
 // saltation::cuda::solve<Model> in a .cu file that includes kernels/solve.cuh.
 template <class Model>
 struct has_cuda_driver : std::false_type {};
+
+template <class Model, class = void>
+struct has_guard_exclusion : std::false_type {};
+template <class Model>
+struct has_guard_exclusion<Model, std::void_t<decltype(std::declval<const Model&>().guard_excluded(
+                                      0, 0, static_cast<const double*>(nullptr), static_cast<const double*>(nullptr),
+                                      std::declval<const core::RowParams&>()))>> : std::true_type {};
+
+template <class Model, class = void>
+struct has_event_partials : std::false_type {};
+template <class Model>
+struct has_event_partials<Model, std::void_t<decltype(std::declval<const Model&>().event_context(
+                                     0, static_cast<const double*>(nullptr), 0, std::declval<const core::RowParams&>()))>>
+    : std::true_type {};
+
+struct NoEventContext {};
+template <class Model, class Th, bool = has_event_partials<Model>::value>
+struct event_context_of {
+  using type = NoEventContext;
+};
+template <class Model, class Th>
+struct event_context_of<Model, Th, true> {
+  using type = decltype(std::declval<const Model&>().event_context(0, static_cast<const double*>(nullptr), 0,
+                                                                   std::declval<const Th&>()));
+};
 
 template <class Model>
 constexpr bool check_model() {

@@ -115,10 +115,12 @@ class Trajectory {
       double q_end[N], g_end[M];
       Bracket br;
       double Y_end[kYSize];
-      if (!scan_step(h, q_end, g_end, br, Y_end)) {
+      bool g_end_known = false;
+      if (!scan_step(h, q_end, g_end, br, Y_end, g_end_known)) {
         if (!all_finite(q_end)) return finish(Status::NonFinite, t_, q_, nullptr);
         for (int k = 0; k < N; ++k) q_[k] = q_end[k];
         for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+        g_left_known_ = g_end_known;
         if constexpr (Sens)
           for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
         t_ = last ? o_.t_final : t_ + h;
@@ -191,11 +193,33 @@ class Trajectory {
   SALTATION_HD void refresh_guards(int j_event) {
     guards_at(q_, mode_, g_left_);
     if (j_event >= 0) g_left_[j_event] = 0.0;
+    g_left_known_ = true;
   }
 
-  // Steps the probes and the end of (t, t+h]; returns true with the first sub-interval that
-  // holds a crossing, else false with the end state (and, with Sens, its tangent) in q_end / Y_end.
-  SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end) const {
+  // True when the model's conservative bound rules out every active guard on this step.
+  SALTATION_HD bool all_guards_excluded(const double* q_end) const {
+    if constexpr (has_guard_exclusion<Model>::value) {
+      for (int j = 0; j < M; ++j)
+        if (m_.direction(j, mode_) != 0 && !m_.guard_excluded(j, mode_, q_, q_end, th_)) return false;
+      return true;
+    } else {
+      return false;
+    }
+  }
+
+  // Steps to the end of (t, t+h], then (unless the guard bound rules the step out) probes it;
+  // returns true with the first sub-interval that holds a crossing, else false with the end
+  // state (and, with Sens, its tangent) in q_end / Y_end and, when evaluated, the end guards.
+  SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
+    g_end_known = false;
+    if constexpr (Sens) {
+      for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
+      rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
+    } else {
+      rk4_step(m_, q_, mode_, th_, h, q_end);
+    }
+    if (!all_finite(q_end) || all_guards_excluded(q_end)) return false;
+    if (!g_left_known_) refresh_guards(-1);
     double g_prev[M];
     for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
     double s_prev = 0.0;
@@ -204,19 +228,14 @@ class Trajectory {
       const bool end = k == pieces;
       const double s = end ? h : h * k / pieces;
       double qs[N], gs[M];
-      if constexpr (Sens) {
-        if (end) {
-          for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
-          rk4_tangent_step(m_, q_, mode_, th_, s, qs, Y_end);
-        } else {
-          rk4_step(m_, q_, mode_, th_, s, qs);
-        }
+      if (end) {
+        for (int i = 0; i < N; ++i) qs[i] = q_end[i];
       } else {
         rk4_step(m_, q_, mode_, th_, s, qs);
-      }
-      if (!all_finite(qs)) {  // blow-up: reported as NonFinite by the caller, never as an event
-        for (int i = 0; i < N; ++i) q_end[i] = qs[i];
-        return false;
+        if (!all_finite(qs)) {  // blow-up: reported as NonFinite by the caller, never as an event
+          for (int i = 0; i < N; ++i) q_end[i] = qs[i];
+          return false;
+        }
       }
       guards_at(qs, mode_, gs);
       unsigned mask = 0;
@@ -232,13 +251,11 @@ class Trajectory {
         }
         return true;
       }
-      if (end) {
-        for (int i = 0; i < N; ++i) q_end[i] = qs[i];
-        for (int j = 0; j < M; ++j) g_end[j] = gs[j];
-      }
       for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
       s_prev = s;
     }
+    for (int j = 0; j < M; ++j) g_end[j] = g_prev[j];
+    g_end_known = true;
     return false;
   }
 
@@ -272,11 +289,6 @@ class Trajectory {
       }
     }
     return best;
-  }
-
-  template <class S>
-  SALTATION_HD void lift(const double* q, S* qs) const {
-    for (int k = 0; k < N; ++k) qs[k] = S(q[k]);
   }
 
   // Gradient of guard j at q in `mode`.
@@ -340,18 +352,16 @@ class Trajectory {
           for (int k = 0; k < N; ++k) R_q[r * N + k] = qp[r].d[k];
       }
       m_.flow(q_plus, mode_plus, th_, f_plus);
-      using C = Dual<kChunk>;
+      const PartialsSource partials(*this, j, q_minus);
       for (int p0 = 0; p0 < P; p0 += kChunk) {
-        const ChunkSeededParams<kChunk, Th> cth{th_, p0};
-        C qc[N], qp[N];
-        lift(q_minus, qc);
-        const C g = m_.guard(j, qc, mode_, cth);
-        if (needs_reset) m_.reset(j, qc, mode_, cth, qp);
-        for (int d = 0; d < kChunk && p0 + d < P; ++d) {
+        const int count = P - p0 < kChunk ? P - p0 : kChunk;
+        double g_theta[kChunk], R_theta[N * kChunk];
+        partials.fill(p0, count, needs_reset, g_theta, R_theta);
+        for (int d = 0; d < count; ++d) {
           const int p = p0 + d;
           double x[N], dq[N];
           tan_.column(p, x);
-          double num = g.d[d];
+          double num = g_theta[d];
           for (int k = 0; k < N; ++k) num += g_q[k] * x[k];
           const double tau = -num / g_dot;
           if (slot >= 0) out_.ev_dt[out_.ev_dt_at(slot, p, i_)] = tau;
@@ -363,7 +373,7 @@ class Trajectory {
             for (int k = 0; k < N; ++k) dq_terminal[k * P + p] = dq[k];
           } else {
             for (int r = 0; r < N; ++r) {
-              double total = qp[r].d[d];  // R_theta
+              double total = R_theta[r * kChunk + d];
               for (int k = 0; k < N; ++k) total += R_q[r * N + k] * dq[k];
               if (continues) {
                 tan_.Xs[r * P + p] = total - f_plus[r] * tau;  // X+ = R_q X- + R_theta - (f+ - R_q f-) tau
@@ -377,6 +387,38 @@ class Trajectory {
       if (continues) tan_.restart_segment();
     }
   }
+
+  // g_theta and R_theta at an event, a chunk of parameters at a time: from the model's analytic
+  // partials when it has them, else from one dual-number pass per chunk.
+  class PartialsSource {
+   public:
+    SALTATION_HD PartialsSource(const Trajectory& tr, int j, const double* q) : tr_(tr), j_(j), q_(q) {
+      if constexpr (has_event_partials<Model>::value) ctx_ = tr.m_.event_context(j, q, tr.mode_, tr.th_);
+    }
+    SALTATION_HD void fill(int p0, int count, bool with_reset, double* g_theta, double* R_theta) const {
+      if constexpr (has_event_partials<Model>::value) {
+        tr_.m_.event_param_partials(ctx_, p0, count, tr_.th_, g_theta, R_theta, kChunk);
+      } else {
+        using C = Dual<kChunk>;
+        const ChunkSeededParams<kChunk, Th> cth{tr_.th_, p0};
+        C qc[N], qp[N];
+        for (int k = 0; k < N; ++k) qc[k] = C(q_[k]);
+        const C g = tr_.m_.guard(j_, qc, tr_.mode_, cth);
+        if (with_reset) tr_.m_.reset(j_, qc, tr_.mode_, cth, qp);
+        for (int c = 0; c < count; ++c) {
+          g_theta[c] = g.d[c];
+          for (int r = 0; r < N; ++r) R_theta[r * kChunk + c] = with_reset ? qp[r].d[c] : 0.0;
+        }
+      }
+    }
+
+   private:
+    using Context = typename event_context_of<Model, Th>::type;
+    const Trajectory& tr_;
+    int j_;
+    const double* q_;
+    Context ctx_{};
+  };
 
   // X(0) = d q0 / dtheta.
   SALTATION_HD void initial_tangent() {
@@ -426,6 +468,7 @@ class Trajectory {
   int mode_ = 0;
   double t_ = 0.0;
   double g_left_[M];
+  bool g_left_known_ = false;  // false after a step the guard bound skipped
   int n_events_ = 0;
   double zeno_start_ = -1e300;
   int zeno_count_ = 0;

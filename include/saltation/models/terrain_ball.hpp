@@ -60,21 +60,102 @@ struct TerrainBall {
     return q[1] - h;
   }
   SALTATION_HD int direction(int, int) const { return -1; }
+  // Post-impact velocity for terrain slope dh: v+ = -e (v.n) n + (1 - mu) (v.t) t.
+  template <class S>
+  SALTATION_HD static void impact_velocity(const S& dh, const S& vx, const S& vy, const S& e, const S& mu, S& vx_plus,
+                                           S& vy_plus) {
+    const S inv_norm = 1.0 / sqrt(1.0 + dh * dh);
+    const S nx = -dh * inv_norm, ny = inv_norm;  // unit normal
+    const S tx = inv_norm, ty = dh * inv_norm;   // unit tangent
+    const S vn = vx * nx + vy * ny, vt = vx * tx + vy * ty;
+    const S an = -e * vn, at = (1.0 - mu) * vt;
+    vx_plus = an * nx + at * tx;
+    vy_plus = an * ny + at * ty;
+  }
   template <class S, class Th>
   SALTATION_HD int reset(int, const S* q, int mode, const Th& th, S* q_plus) const {
     S h, dh;
     terrain(q[0], th, h, dh);
-    const S inv_norm = 1.0 / sqrt(1.0 + dh * dh);
-    const S nx = -dh * inv_norm, ny = inv_norm;  // unit normal
-    const S tx = inv_norm, ty = dh * inv_norm;   // unit tangent
-    const S vn = q[2] * nx + q[3] * ny, vt = q[2] * tx + q[3] * ty;
-    const S an = -th[E] * vn, at = (1.0 - th[MU]) * vt;
     q_plus[0] = q[0];
     q_plus[1] = q[1];
-    q_plus[2] = an * nx + at * tx;
-    q_plus[3] = an * ny + at * ty;
+    impact_velocity(dh, q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
     return mode;
   }
+
+  // Guard bound: x(t) is monotone on a step (vx' = -c vx), so each bump's height over the step is
+  // at most a_k exp(-d_k^2 / (2 w_k^2)) with d_k the distance from b_k to the step's x-range; with
+  // g >= 0, c >= 0 the height y(t) has no interior minimum on a step. y above the sum of those
+  // bounds at both ends rules the crossing out (the margin covers RK4's error on the probes).
+  template <class Th>
+  SALTATION_HD bool guard_excluded(int, int, const double* q0, const double* q1, const Th& th) const {
+    if (!(gravity >= 0.0) || !(th[C] >= 0.0)) return false;
+    const double y_min = (q0[1] < q1[1] ? q0[1] : q1[1]) - 1e-9 * (1.0 + ::fabs(q0[1]));
+    const double x_lo = q0[0] < q1[0] ? q0[0] : q1[0], x_hi = q0[0] < q1[0] ? q1[0] : q0[0];
+    double top = 0.0;
+    for (int k = 0; k < K; ++k) {
+      const double a = th[BUMP0 + 3 * k];
+      if (!(a > 0.0)) continue;
+      const double b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
+      const double d = b < x_lo ? x_lo - b : (b > x_hi ? b - x_hi : 0.0);
+      const double r = d / w;
+      top += r > 8.0 ? a * 1.3e-14 : a * ::exp(-0.5 * r * r);  // exp(-32) < 1.3e-14
+      if (top >= y_min) return false;
+    }
+    return true;
+  }
+
+  // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event).
+  struct EventContext {
+    double x = 0.0;
+    double dvx[3] = {0.0, 0.0, 0.0}, dvy[3] = {0.0, 0.0, 0.0};  // d(vx+, vy+)/d(dh, e, mu)
+  };
+  template <class Th>
+  SALTATION_HD EventContext event_context(int, const double* q, int, const Th& th) const {
+    EventContext ctx;
+    ctx.x = q[0];
+    double h, dh;
+    terrain(q[0], th, h, dh);
+    using D = Dual<3>;
+    D vxp, vyp;
+    impact_velocity(D::variable(dh, 0), D(q[2]), D(q[3]), D::variable(th[E], 1), D::variable(th[MU], 2), vxp, vyp);
+    for (int s = 0; s < 3; ++s) {
+      ctx.dvx[s] = vxp.d[s];
+      ctx.dvy[s] = vyp.d[s];
+    }
+    return ctx;
+  }
+  template <class Th>
+  SALTATION_HD void event_param_partials(const EventContext& ctx, int p0, int count, const Th& th, double* g_theta,
+                                         double* R_theta, int stride) const {
+    for (int c = 0; c < count; ++c) {
+      const int p = p0 + c;
+      double dh_dp = 0.0, ddh_dp = 0.0, dv_direct_x = 0.0, dv_direct_y = 0.0;
+      if (p == E || p == MU) {
+        dv_direct_x = ctx.dvx[p == E ? 1 : 2];
+        dv_direct_y = ctx.dvy[p == E ? 1 : 2];
+      } else if (p >= BUMP0) {
+        const int k = (p - BUMP0) / 3, which = (p - BUMP0) % 3;
+        const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
+        const double u = (ctx.x - b) / w, ex = exp(-0.5 * u * u);
+        if (which == 0) {  // amplitude
+          dh_dp = ex;
+          ddh_dp = -ex * u / w;
+        } else if (which == 1) {  // centre
+          dh_dp = a * ex * u / w;
+          ddh_dp = a * ex * (1.0 - u * u) / (w * w);
+        } else {  // width
+          dh_dp = a * ex * u * u / w;
+          ddh_dp = a * ex * u * (2.0 - u * u) / (w * w);
+        }
+      }
+      g_theta[c] = -dh_dp;
+      R_theta[0 * stride + c] = 0.0;
+      R_theta[1 * stride + c] = 0.0;
+      R_theta[2 * stride + c] = ctx.dvx[0] * ddh_dp + dv_direct_x;
+      R_theta[3 * stride + c] = ctx.dvy[0] * ddh_dp + dv_direct_y;
+    }
+  }
+
   template <class Th>
   SALTATION_HD int invalid_param(const Th& th) const {
     for (int p = 0; p < P; ++p)
