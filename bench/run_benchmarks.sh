@@ -10,7 +10,9 @@
 #        cmake --build build-bench -j2 --target bench_sensitivity bench_engine
 #        bench/run_benchmarks.sh build-bench
 # Environment: SENS_FILTER / ENGINE_FILTER override the --benchmark_filter regexes;
-# SENS_REPS overrides the sensitivity benchmark's repetitions (default: 3, built in).
+# SENS_REPS overrides the sensitivity benchmark's repetitions (default: 3, built in);
+# SALTATION_BENCH_REV describes the source tree when it is not a git checkout (e.g. an export
+# of one commit made with `git archive`).
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -42,7 +44,11 @@ engine_cmd=("$engine_bin" --benchmark_filter="$engine_filter" --benchmark_color=
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "host: $(uname -srm)"
-  echo "git: $(git -C "$here/.." rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$here/.." diff --quiet HEAD -- include src 2>/dev/null || echo ' (include/ or src/ had uncommitted changes)')"
+  if [[ -n ${SALTATION_BENCH_REV:-} ]]; then
+    echo "source: $SALTATION_BENCH_REV"
+  else
+    echo "git: $(git -C "$here/.." rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$here/.." diff --quiet HEAD -- include src 2>/dev/null || echo ' (include/ or src/ had uncommitted changes)')"
+  fi
   echo "compiler: $(grep -m1 '^CMAKE_CXX_COMPILER:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2) $(grep -m1 '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2) flags: $(grep -m1 '^CMAKE_CXX_FLAGS_RELEASE:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2)"
   echo "load before: $(cat /proc/loadavg)"
   echo "commands:"

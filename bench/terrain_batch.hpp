@@ -51,7 +51,7 @@ inline saltation::Options seed_options(bool sensitivities, int threads) {
   o.t_final = 3.0;
   o.dt = 1e-3;
   o.probes = 3;
-  o.event_capacity = 64;
+  o.event_capacity = 16;  // the default; no trajectory of these batches has more than 10 events
   // The seed's settling rule: a bounce that leaves the terrain slower than v_stop ends the
   // trajectory (status Settled). Without it every ball chatters into Zeno before t = 3 s
   // (e ~ 0.7 gives a Zeno time of about 5.7 x the first fall time, ~2.6-3.4 s).
