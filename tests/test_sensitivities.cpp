@@ -220,36 +220,3 @@ TEST(Products, LandingObjectiveGradientMatchesFiniteDifferences) {
   L.impact = 7;
   EXPECT_TRUE(std::isnan(evaluate(L, solve_cpu(m, {theta}, o)).value[0]));
 }
-
-// The flow reads only the parameters the model names in flow_param (what lets sensitivities skip
-// P-wide work between events): checked with every parameter seeded.
-template <class Model>
-void expect_flow_reads_only_flow_params(const Model& m, const std::vector<double>& theta, int mode) {
-  constexpr int P = Model::P, N = Model::N;
-  using D = Dual<P>;
-  std::vector<D> th(P);
-  for (int p = 0; p < P; ++p) th[p] = D::variable(theta[p], p);
-  struct View {
-    const D* p;
-    D operator[](int k) const { return p[k]; }
-  } view{th.data()};
-  D q[N], f[N];
-  double q0[N];
-  m.initial_state(core::RowParams{theta.data(), 1}, q0);
-  for (int k = 0; k < N; ++k) q[k] = D(q0[k]);
-  m.flow(q, mode, view, f);
-  for (int p = 0; p < P; ++p) {
-    bool listed = false;
-    for (int k = 0; k < Model::F; ++k) listed |= Model::flow_param(k) == p;
-    if (listed) continue;
-    for (int k = 0; k < N; ++k) EXPECT_EQ(f[k].d[p], 0.0) << Model::name << ": flow depends on unlisted " << Model::param_name(p);
-  }
-}
-
-TEST(ModelConcept, FlowDependsOnlyOnDeclaredFlowParameters) {
-  std::mt19937_64 rng(1);
-  expect_flow_reads_only_flow_params(BouncingBall{}, {1.0, 0.5, 0.8}, 0);
-  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::ON);
-  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::OFF);
-  expect_flow_reads_only_flow_params(TerrainBall<3>{}, sample_terrain_row<3>(rng), 0);
-}

@@ -1,0 +1,132 @@
+// Model-concept checks: the flow reads only its declared flow parameters, analytic event
+// partials agree with the dual-number ones, and the guard-exclusion bound is conservative.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "saltation/core/integrate_one.hpp"
+#include "saltation/models/bouncing_ball.hpp"
+#include "saltation/models/terrain_ball.hpp"
+#include "saltation/models/terrain_samples.hpp"
+#include "saltation/models/thermostat.hpp"
+
+using namespace saltation;
+
+namespace {
+// The flow reads only the parameters the model names in flow_param (what lets sensitivities skip
+// P-wide work between events): checked with every parameter seeded.
+template <class Model>
+void expect_flow_reads_only_flow_params(const Model& m, const std::vector<double>& theta, int mode) {
+  constexpr int P = Model::P, N = Model::N;
+  using D = Dual<P>;
+  std::vector<D> th(P);
+  for (int p = 0; p < P; ++p) th[p] = D::variable(theta[p], p);
+  struct View {
+    const D* p;
+    D operator[](int k) const { return p[k]; }
+  } view{th.data()};
+  D q[N], f[N];
+  double q0[N];
+  m.initial_state(core::RowParams{theta.data(), 1}, q0);
+  for (int k = 0; k < N; ++k) q[k] = D(q0[k]);
+  m.flow(q, mode, view, f);
+  for (int p = 0; p < P; ++p) {
+    bool listed = false;
+    for (int k = 0; k < Model::F; ++k) listed |= Model::flow_param(k) == p;
+    if (listed) continue;
+    for (int k = 0; k < N; ++k) EXPECT_EQ(f[k].d[p], 0.0) << Model::name << ": flow depends on unlisted " << Model::param_name(p);
+  }
+}
+
+}  // namespace
+
+TEST(ModelConcept, FlowDependsOnlyOnDeclaredFlowParameters) {
+  std::mt19937_64 rng(1);
+  expect_flow_reads_only_flow_params(BouncingBall{}, {1.0, 0.5, 0.8}, 0);
+  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::ON);
+  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::OFF);
+  expect_flow_reads_only_flow_params(TerrainBall<3>{}, sample_terrain_row<3>(rng), 0);
+}
+
+// At impact-like states on the terrain, the analytic g_theta and R_theta equal the dual-number ones.
+template <int K>
+void expect_analytic_partials_match_duals(std::uint64_t seed) {
+  using Model = TerrainBall<K>;
+  constexpr int P = Model::P, N = Model::N;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Model m;
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::vector<double> theta = sample_terrain_row<K>(rng);
+    const core::RowParams th{theta.data(), 1};
+    double q[N] = {3.0 * u(rng), 0.0, 2.0 * u(rng) - 1.0, -1.0 - 2.0 * u(rng)};
+    double h, dh;
+    m.terrain(q[0], th, h, dh);
+    q[1] = h;
+    const auto ctx = m.event_context(0, q, 0, th);
+    double g_an[P], R_an[N * P];
+    m.event_param_partials(ctx, 0, P, th, g_an, R_an, P);
+    using D = Dual<P>;
+    std::vector<D> seeded(P);
+    for (int p = 0; p < P; ++p) seeded[p] = D::variable(theta[p], p);
+    struct View {
+      const D* p;
+      D operator[](int k) const { return p[k]; }
+    } view{seeded.data()};
+    D qd[N], qp[N];
+    for (int k = 0; k < N; ++k) qd[k] = D(q[k]);
+    const D g = m.guard(0, qd, 0, view);
+    m.reset(0, qd, 0, view, qp);
+    for (int p = 0; p < P; ++p) {
+      EXPECT_NEAR(g_an[p], g.d[p], 1e-13 * (1.0 + std::fabs(g.d[p]))) << Model::param_name(p);
+      for (int r = 0; r < N; ++r)
+        EXPECT_NEAR(R_an[r * P + p], qp[r].d[p], 1e-13 * (1.0 + std::fabs(qp[r].d[p]))) << "row " << r << " " << Model::param_name(p);
+    }
+  }
+}
+
+TEST(ModelConcept, TerrainAnalyticEventPartialsMatchDualNumbers) {
+  expect_analytic_partials_match_duals<3>(1);
+  expect_analytic_partials_match_duals<24>(2);
+}
+
+// Wherever the bound excludes a step, the guard stays positive at 200 points along that step.
+template <int K>
+void expect_exclusion_conservative(std::uint64_t seed) {
+  using Model = TerrainBall<K>;
+  std::mt19937_64 rng(seed);
+  Model m;
+  int excluded = 0, steps = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    const std::vector<double> theta = sample_terrain_row<K>(rng);
+    const core::RowParams th{theta.data(), 1};
+    double q[4];
+    m.initial_state(th, q);
+    const double dt = 1e-2;
+    for (int n = 0; n < 150; ++n) {
+      double q1[4];
+      core::rk4_step(m, q, 0, th, dt, q1);
+      ++steps;
+      if (m.guard_excluded(0, 0, q, q1, th)) {
+        ++excluded;
+        for (int s = 1; s <= 200; ++s) {
+          double qs[4];
+          core::rk4_step(m, q, 0, th, dt * s / 200.0, qs);
+          ASSERT_GT(m.guard(0, qs, 0, th), 0.0) << "excluded step " << n << " crosses the terrain";
+        }
+      } else if (m.guard(0, q1, 0, th) < 0.0) {
+        break;  // reached the ground: this check is about free flight
+      }
+      for (int k = 0; k < 4; ++k) q[k] = q1[k];
+    }
+  }
+  EXPECT_GT(excluded, steps / 4) << "the bound should exclude most free-flight steps";
+}
+
+TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
+  expect_exclusion_conservative<3>(5);
+  expect_exclusion_conservative<24>(6);
+  expect_exclusion_conservative<192>(7);
+}
