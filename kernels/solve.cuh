@@ -16,10 +16,12 @@
 namespace saltation::cuda {
 namespace detail {
 
+// Trajectories [first, end) of a batch of n.
 template <bool Sens, class Model>
-__global__ void integrate_kernel(Model model, Options options, const double* theta, std::size_t n, ResultView out) {
-  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) core::integrate_one<Sens>(model, options, core::RowParams{theta + i, n}, i, out);
+__global__ void integrate_kernel(Model model, Options options, const double* theta, std::size_t n, std::size_t first,
+                                 std::size_t end, ResultView out) {
+  const std::size_t i = first + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < end) core::integrate_one<Sens>(model, options, core::RowParams{theta + i, n}, i, out);
 }
 
 // Device mirror of a Result: same SoA layout, Thrust-owned memory.
@@ -78,19 +80,26 @@ struct DeviceResult {
 }  // namespace detail
 
 template <class Model>
-void solve(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out) {
+void solve(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
+           const Progress* progress) {
   try {
     thrust::device_vector<double> d_theta(theta, theta + n * static_cast<std::size_t>(Model::P));
     detail::DeviceResult d_out(out);
     const ResultView view = d_out.view(out);
     const int block = 128;
-    const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
     const double* th = thrust::raw_pointer_cast(d_theta.data());
-    if (options.sensitivities)
-      detail::integrate_kernel<true><<<grid, block>>>(model, options, th, n, view);
-    else
-      detail::integrate_kernel<false><<<grid, block>>>(model, options, th, n, view);
-    SALTATION_CUDA_CHECK_LAUNCH();
+    // One launch, or about 20 when progress is wanted (still thousands of blocks each at scale).
+    const std::size_t chunk = progress ? (n + 19) / 20 : n;
+    for (std::size_t first = 0; first < n; first += chunk) {
+      const std::size_t end = first + chunk < n ? first + chunk : n;
+      const unsigned grid = static_cast<unsigned>((end - first + block - 1) / block);
+      if (options.sensitivities)
+        detail::integrate_kernel<true><<<grid, block>>>(model, options, th, n, first, end, view);
+      else
+        detail::integrate_kernel<false><<<grid, block>>>(model, options, th, n, first, end, view);
+      SALTATION_CUDA_CHECK_LAUNCH();
+      if (progress) (*progress)(end, n);
+    }
     d_out.copy_to(out);
   } catch (const thrust::system_error& e) {
     // Thrust's allocation and copy failures, reported like every other CUDA failure.

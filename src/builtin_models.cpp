@@ -100,8 +100,8 @@ ModelInfo builtin_model_info(const std::string& model, const json& config) {
 }
 
 Result solve_builtin(const std::string& model, const json& config, const Batch& batch, const Options& options,
-                     Backend backend) {
-  return with_builtin_model(model, config, [&](const auto& m) { return solve(m, batch, options, backend); });
+                     Backend backend, const Progress& progress) {
+  return with_builtin_model(model, config, [&](const auto& m) { return solve(m, batch, options, backend, progress); });
 }
 
 }  // namespace saltation

@@ -16,7 +16,7 @@ int cuda_device_count() {
 }  // namespace saltation::detail
 
 #define SALTATION_INSTANTIATE_CUDA(Model) \
-  template void saltation::cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&);
+  template void saltation::cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&, const Progress*);
 namespace saltation {
 SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_INSTANTIATE_CUDA)
 }

@@ -236,6 +236,25 @@ TEST(Events, ProbesCatchBumpsNarrowerThanAStep) {
   EXPECT_GE(w0 / w3, 2.0);
 }
 
+TEST(Events, GrazingImpactsAreFlagged) {
+  // Horizontal flight (no gravity) into a bump of height 1 and width 0.2 at x = 1: at y = 0.9999
+  // the ball meets the bump near its top, where the terrain is almost parallel to the velocity
+  // (|g_q . f| / (|g_q| |f|) ~ 0.07); at y = 0.3 it hits the flank (~ 0.9).
+  TerrainBall<1> m;
+  m.gravity = 0.0;
+  Options o = opts(2.0, 1e-3, 2);
+  o.graze_tol = 0.1;
+  std::vector<Result> rs;
+  for (double y0 : {0.9999, 0.3}) {
+    m.y0 = y0;
+    rs.push_back(solve(m, saltation::testing::rows({{1.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.0, 0.2}}, 8), o, Backend::Cpu));
+  }
+  ASSERT_GE(rs[0].n_events[0], 1);
+  ASSERT_GE(rs[1].n_events[0], 1);
+  EXPECT_EQ(rs[0].ev_flags[0] & EventGrazing, EventGrazing);
+  EXPECT_EQ(rs[1].ev_flags[0] & EventGrazing, 0);
+}
+
 TEST(Events, EarliestOfTwoCrossingsInOneStepWins) {
   TwoThresholds m;
   // Moving down at speed 1 from x = 1 with dt = 0.6: guard 1 (x = 0.5) is crossed before guard 0 (x = 0.45)

@@ -9,6 +9,7 @@
 #include "saltation/backend.hpp"
 #include "saltation/batch.hpp"
 #include "saltation/options.hpp"
+#include "saltation/progress.hpp"
 #include "saltation/result.hpp"
 
 namespace saltation {
@@ -25,6 +26,6 @@ std::vector<std::string> builtin_model_names();
 ModelInfo builtin_model_info(const std::string& model, const nlohmann::json& config);
 
 Result solve_builtin(const std::string& model, const nlohmann::json& config, const Batch& batch,
-                     const Options& options, Backend backend);
+                     const Options& options, Backend backend, const Progress& progress = nullptr);
 
 }  // namespace saltation

@@ -3,19 +3,25 @@
 // deterministic, so results do not depend on the thread count or the schedule.
 #include <omp.h>
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
 #include "saltation/core/integrate_one.hpp"
 #include "saltation/options.hpp"
+#include "saltation/progress.hpp"
 #include "saltation/result.hpp"
 
 namespace saltation::cpu {
 
 // theta is SoA: parameter p of trajectory i at theta[p * n + i]. `options` must be normalized.
 template <class Model>
-void solve(const Model& model, const double* theta, std::size_t n, const Options& options, const ResultView& out) {
+void solve(const Model& model, const double* theta, std::size_t n, const Options& options, const ResultView& out,
+           const Progress* progress = nullptr) {
   constexpr int P = Model::P;
+  std::atomic<std::size_t> done{0};
+  const std::size_t report_every = n / 100 > 0 ? n / 100 : 1;
+  std::size_t reported = 0;
   const long long count = static_cast<long long>(n);
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
 #pragma omp parallel num_threads(threads)
@@ -31,8 +37,17 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
         core::integrate_one<true>(model, options, th, static_cast<std::size_t>(i), out);
       else
         core::integrate_one<false>(model, options, th, static_cast<std::size_t>(i), out);
+      if (progress) {
+        const std::size_t d = ++done;
+        // Only the calling thread (the team's master) reports.
+        if (omp_get_thread_num() == 0 && d < n && d - reported >= report_every) {
+          reported = d;
+          (*progress)(d, n);
+        }
+      }
     }
   }
+  if (progress) (*progress)(n, n);
 }
 
 }  // namespace saltation::cpu

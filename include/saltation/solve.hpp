@@ -11,6 +11,7 @@
 #include "saltation/cuda.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/options.hpp"
+#include "saltation/progress.hpp"
 #include "saltation/result.hpp"
 
 namespace saltation {
@@ -38,8 +39,11 @@ void validate_batch(const Model& model, const Batch& batch) {
   }
 }
 
+// `progress`, when given, is told how many trajectories are done (see progress.hpp).
 template <class Model>
-Result solve(const Model& model, const Batch& batch, const Options& options, Backend backend = Backend::Auto) {
+Result solve(const Model& model, const Batch& batch, const Options& options, Backend backend = Backend::Auto,
+             const Progress& progress = nullptr) {
+  const Progress* report = progress ? &progress : nullptr;
   model.validate_config();
   const Options opts = normalize_options(options);
   if (batch.P != Model::P || !opts.mark_invalid_rows) validate_batch(model, batch);
@@ -47,7 +51,7 @@ Result solve(const Model& model, const Batch& batch, const Options& options, Bac
   if (batch.n == 0) return result;
   if (resolve_backend(backend) == Backend::Cuda) {
     if constexpr (has_cuda_driver<Model>::value) {
-      cuda::solve(model, batch.theta.data(), batch.n, opts, result);
+      cuda::solve(model, batch.theta.data(), batch.n, opts, result, report);
     } else {
       throw CudaError(std::string("no CUDA driver is compiled for model ") + Model::name +
                           ": instantiate saltation::cuda::solve<Model> in a .cu file that includes "
@@ -55,7 +59,7 @@ Result solve(const Model& model, const Batch& batch, const Options& options, Bac
                       __FILE__, __LINE__);
     }
   } else {
-    cpu::solve(model, batch.theta.data(), batch.n, opts, result.view());
+    cpu::solve(model, batch.theta.data(), batch.n, opts, result.view(), report);
   }
   return result;
 }

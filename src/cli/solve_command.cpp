@@ -20,6 +20,7 @@ namespace {
 struct SolveArgs {
   std::string input, out, backend;
   bool summary = false;
+  bool progress = false;
   // Scalar option overrides, applied on top of the file's "options".
   std::map<std::string, double> numbers;
   std::map<std::string, int> integers;
@@ -83,7 +84,14 @@ void run_solve(const SolveArgs& a) {
   const ModelInfo info = builtin_model_info(req.model, req.config);
   const Backend used = resolve_backend(req.backend);
   const auto start = std::chrono::steady_clock::now();
-  const Result result = solve_builtin(req.model, req.config, req.batch, req.options, used);
+  Progress progress;
+  if (a.progress)
+    progress = [](std::size_t done, std::size_t total) {
+      std::fprintf(stderr, "\rsaltation solve: %3.0f%% (%zu of %zu trajectories)%s", 100.0 * done / total, done, total,
+                   done == total ? "\n" : "");
+      std::fflush(stderr);
+    };
+  const Result result = solve_builtin(req.model, req.config, req.batch, req.options, used, progress);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const nlohmann::json out = result_to_json(req, info, result, used);
   if (!a.out.empty()) {
@@ -106,6 +114,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "cpu | cuda | auto (overrides the file)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_flag("--summary", args->summary, "Print a readable summary (instead of the JSON when no --out)");
+  cmd->add_flag("--progress", args->progress, "Report progress on standard error");
   cmd->add_flag("--sensitivities", args->sensitivities, "Also compute derivatives with respect to theta");
   for (const char* k : {"t_final", "dt", "v_stop", "time_tol", "graze_tol", "zeno_window"}) {
     std::string flag = std::string("--") + k;
