@@ -391,3 +391,18 @@ TEST(HostApi, UserModelWithoutCudaDriverSaysSo) {
   if (!cuda_device_available()) GTEST_SKIP() << "needs a device to reach the driver check";
   EXPECT_THROW(solve(m, saltation::testing::rows({{0.5, 0.5, 1.0}}, 3), opts(1.0, 0.1), Backend::Cuda), CudaError);
 }
+
+TEST(HostApi, ProgressIsMonotoneAndEndsAtTotal) {
+  BouncingBall m;
+  std::vector<std::vector<double>> theta(500, {1.0, 0.0, 0.5});
+  std::vector<std::size_t> seen;
+  const Progress progress = [&](std::size_t done, std::size_t total) {
+    EXPECT_EQ(total, 500u);
+    seen.push_back(done);
+  };
+  solve(m, saltation::testing::rows(theta, 3), opts(1.0, 1e-3), Backend::Cpu, progress);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), 500u);
+  for (std::size_t k = 1; k < seen.size(); ++k) EXPECT_LT(seen[k - 1], seen[k]);
+  EXPECT_LE(seen.size(), 102u);
+}
