@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -165,6 +167,22 @@ json result_to_json(const SolveRequest& request, const ModelInfo& info, const Re
                            {"config", request.config},
                            {"options", options_to_json(request.options)}};
   return out;
+}
+
+json read_json_input(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream f(path);
+    if (!f) throw InvalidInput("input", -1, "cannot open " + path);
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InvalidInput("input", -1, std::string("not valid JSON (NaN and Inf are not JSON numbers): ") + e.what());
+  }
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

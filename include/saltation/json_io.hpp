@@ -28,6 +28,10 @@ SolveRequest parse_solve_request(const nlohmann::json& j);
 nlohmann::json result_to_json(const SolveRequest& request, const ModelInfo& info, const Result& result,
                               Backend used);
 
+// Reads and parses a JSON file ("-": standard input). Throws InvalidInput("input", ...) when the
+// file cannot be read or is not JSON (NaN and Inf are not JSON numbers).
+nlohmann::json read_json_input(const std::string& path);
+
 // Writes text to `path` atomically (a temporary file renamed into place): a failure never
 // leaves a half-written file. Throws std::runtime_error.
 void write_file_atomically(const std::string& path, const std::string& text);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "saltation/json_io.hpp"
 #include "saltation/version.hpp"
 
 #include "cli/commands.hpp"
@@ -33,21 +34,6 @@ struct DisksArgs {
   static constexpr int kUnset = -2147483647;
 };
 
-json read_config(const std::string& path) {
-  std::string text;
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream f(path);
-    if (!f) throw InvalidInput("input", -1, "cannot open " + path);
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InvalidInput("input", -1, std::string("not valid JSON: ") + e.what());
-  }
-}
 
 template <class T>
 T get(const json& j, const std::string& key, const T& dflt) {
@@ -134,23 +120,6 @@ void per_disk_vec(const json& cfg, const std::string& key, int B, int M, std::ve
   }
 }
 
-void write_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InvalidInput("out", -1, "cannot write " + tmp);
-    f.write(bytes.data(), (std::streamsize)bytes.size());
-    f.flush();
-    if (!f.good()) {
-      std::remove(tmp.c_str());
-      throw InvalidInput("out", -1, "write failed: " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw InvalidInput("out", -1, "cannot rename " + tmp + " to " + path);
-  }
-}
 
 std::string npy(const std::vector<double>& data, const std::vector<long>& shape) {
   std::string dims;
@@ -194,7 +163,7 @@ json nested(const std::vector<double>& rowmajor, const std::vector<long>& shape,
 }
 
 void run_disks(const DisksArgs& args) {
-  const json cfg = read_config(args.input);
+  const json cfg = read_json_input(args.input);
   if (!cfg.is_object()) throw InvalidInput("input", -1, "the config must be a JSON object");
   const std::string mode = get<std::string>(cfg, "mode", "rollout");
   if (mode != "rollout" && mode != "fit") throw InvalidInput("mode", -1, "must be \"rollout\" or \"fit\", got " + mode);
@@ -414,9 +383,9 @@ void run_disks(const DisksArgs& args) {
   for (auto& f : files) listed.push_back(f.first);
   if (!files.empty()) out["files"] = listed;
   const std::string text = out.dump(1) + "\n";
-  for (auto& f : files) write_atomic(f.first, f.second);
+  for (auto& f : files) write_file_atomically(f.first, f.second);
   if (args.out.empty()) std::cout << text;
-  else write_atomic(args.out + ".json", text);
+  else write_file_atomically(args.out + ".json", text);
 }
 
 }  // namespace

@@ -27,21 +27,6 @@ struct SolveArgs {
   bool sensitivities = false;
 };
 
-nlohmann::json read_json(const std::string& path) {
-  std::string text;
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream f(path);
-    if (!f) throw InvalidInput("input", -1, "cannot open " + path);
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput("input", -1, std::string("not valid JSON (NaN and Inf are not JSON numbers): ") + e.what());
-  }
-}
 
 std::string summary_text(const nlohmann::json& out, double seconds) {
   std::ostringstream s;
@@ -74,7 +59,7 @@ std::string summary_text(const nlohmann::json& out, double seconds) {
 }
 
 void run_solve(const SolveArgs& a) {
-  SolveRequest req = parse_solve_request(read_json(a.input));
+  SolveRequest req = parse_solve_request(read_json_input(a.input));
   nlohmann::json overrides = nlohmann::json::object();
   for (const auto& [k, v] : a.numbers) overrides[k] = v;
   for (const auto& [k, v] : a.integers) overrides[k] = v;
