@@ -30,50 +30,20 @@ struct DeviceResult {
   thrust::device_vector<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
 
   // Starts from the host defaults, so slots a trajectory never writes read the same on both backends.
-  explicit DeviceResult(const Result& r)
-      : status(r.status), n_events(r.n_events), ev_guard(r.ev_guard), ev_flags(r.ev_flags), t_end(r.t_end),
-        qf(r.qf), ev_t(r.ev_t), ev_q(r.ev_q), ev_q_plus(r.ev_q_plus), dqf(r.dqf), ev_dt(r.ev_dt), ev_dq(r.ev_dq) {}
-
+  explicit DeviceResult(const Result& r) {
+    zip_arrays(*this, r, [](auto& device, const auto& host) { device = host; });
+  }
   ResultView view(const Result& r) {
-    ResultView v;
-    v.n = r.n;
-    v.N = r.N;
-    v.P = r.P;
-    v.C = r.C;
-    v.sensitivities = r.sensitivities;
-    v.status = thrust::raw_pointer_cast(status.data());
-    v.t_end = thrust::raw_pointer_cast(t_end.data());
-    v.qf = thrust::raw_pointer_cast(qf.data());
-    v.n_events = thrust::raw_pointer_cast(n_events.data());
-    v.ev_t = thrust::raw_pointer_cast(ev_t.data());
-    v.ev_guard = thrust::raw_pointer_cast(ev_guard.data());
-    v.ev_flags = thrust::raw_pointer_cast(ev_flags.data());
-    v.ev_q = thrust::raw_pointer_cast(ev_q.data());
-    v.ev_q_plus = thrust::raw_pointer_cast(ev_q_plus.data());
-    v.dqf = thrust::raw_pointer_cast(dqf.data());
-    v.ev_dt = thrust::raw_pointer_cast(ev_dt.data());
-    v.ev_dq = thrust::raw_pointer_cast(ev_dq.data());
+    ResultView v = r.shape();
+    zip_arrays(*this, v, [](auto& device, auto& pointer) { pointer = thrust::raw_pointer_cast(device.data()); });
     return v;
   }
-
-  template <class T>
-  static void copy_back(const thrust::device_vector<T>& d, std::vector<T>& h) {
-    if (!h.empty()) SALTATION_CUDA_CHECK(cudaMemcpy(h.data(), thrust::raw_pointer_cast(d.data()), h.size() * sizeof(T),
-                                                    cudaMemcpyDeviceToHost));
-  }
   void copy_to(Result& r) const {
-    copy_back(status, r.status);
-    copy_back(n_events, r.n_events);
-    copy_back(ev_guard, r.ev_guard);
-    copy_back(ev_flags, r.ev_flags);
-    copy_back(t_end, r.t_end);
-    copy_back(qf, r.qf);
-    copy_back(ev_t, r.ev_t);
-    copy_back(ev_q, r.ev_q);
-    copy_back(ev_q_plus, r.ev_q_plus);
-    copy_back(dqf, r.dqf);
-    copy_back(ev_dt, r.ev_dt);
-    copy_back(ev_dq, r.ev_dq);
+    zip_arrays(*this, r, [](const auto& device, auto& host) {
+      if (!host.empty())
+        SALTATION_CUDA_CHECK(cudaMemcpy(host.data(), thrust::raw_pointer_cast(device.data()),
+                                        host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost));
+    });
   }
 };
 

@@ -109,25 +109,19 @@ Result::Result(std::size_t n_, int N_, int P_, int C_, bool sens)
       ev_q(n_ * C_ * N_, 0.0), ev_q_plus(n_ * C_ * N_, 0.0), dqf(sens ? n_ * N_ * P_ : 0, 0.0),
       ev_dt(sens ? n_ * C_ * P_ : 0, 0.0), ev_dq(sens ? n_ * C_ * N_ * P_ : 0, 0.0) {}
 
-ResultView Result::view() {
+ResultView Result::shape() const {
   ResultView v;
   v.n = n;
   v.N = N;
   v.P = P;
   v.C = C;
   v.sensitivities = sensitivities;
-  v.status = status.data();
-  v.t_end = t_end.data();
-  v.qf = qf.data();
-  v.n_events = n_events.data();
-  v.ev_t = ev_t.data();
-  v.ev_guard = ev_guard.data();
-  v.ev_flags = ev_flags.data();
-  v.ev_q = ev_q.data();
-  v.ev_q_plus = ev_q_plus.data();
-  v.dqf = dqf.data();
-  v.ev_dt = ev_dt.data();
-  v.ev_dq = ev_dq.data();
+  return v;
+}
+
+ResultView Result::view() {
+  ResultView v = shape();
+  zip_arrays(*this, v, [](auto& array, auto& pointer) { pointer = array.data(); });
   return v;
 }
 

@@ -51,6 +51,24 @@ struct ResultView {
   }
 };
 
+// Calls f(a.x, b.x) for each of the twelve result arrays x, for any two of Result, ResultView
+// and the CUDA driver's device mirror (they name their arrays alike): the one list of them.
+template <class A, class B, class F>
+void zip_arrays(A& a, B& b, F&& f) {
+  f(a.status, b.status);
+  f(a.t_end, b.t_end);
+  f(a.qf, b.qf);
+  f(a.n_events, b.n_events);
+  f(a.ev_t, b.ev_t);
+  f(a.ev_guard, b.ev_guard);
+  f(a.ev_flags, b.ev_flags);
+  f(a.ev_q, b.ev_q);
+  f(a.ev_q_plus, b.ev_q_plus);
+  f(a.dqf, b.dqf);
+  f(a.ev_dt, b.ev_dt);
+  f(a.ev_dq, b.ev_dq);
+}
+
 // Host storage for a batch's results, laid out as ResultView describes.
 struct Result {
   std::size_t n = 0;
@@ -62,6 +80,8 @@ struct Result {
   Result() = default;
   Result(std::size_t n, int N, int P, int C, bool sensitivities);
   ResultView view();
+  // The view's sizes, with no arrays yet.
+  ResultView shape() const;
 
   Status status_of(std::size_t i) const { return static_cast<Status>(status[i]); }
   double qf_of(std::size_t i, int k) const { return qf[k * n + i]; }
