@@ -406,3 +406,16 @@ TEST(HostApi, ProgressIsMonotoneAndEndsAtTotal) {
   for (std::size_t k = 1; k < seen.size(); ++k) EXPECT_LT(seen[k - 1], seen[k]);
   EXPECT_LE(seen.size(), 102u);
 }
+
+TEST(TerrainBall, FlatGroundBouncesLikeTheBouncingBall) {
+  // K = 0, no drag: the vertical motion is the bouncing ball's, whatever the horizontal speed.
+  TerrainBall<0> terrain;
+  terrain.y0 = 2.0;
+  BouncingBall ball;
+  const Result a = solve_cpu(terrain, {{1.5, 0.0, 0.0, 0.8, 0.0}}, opts(4.0, 1e-3, 16));
+  const Result b = solve_cpu(ball, {{2.0, 0.0, 0.8}}, opts(4.0, 1e-3, 16));
+  ASSERT_GE(b.n_events[0], 4);
+  ASSERT_EQ(a.n_events[0], b.n_events[0]);
+  for (int c = 0; c < a.n_events[0]; ++c) EXPECT_NEAR(a.event_time(0, c), b.event_time(0, c), 1e-12);
+  EXPECT_NEAR(a.qf_of(0, 1), b.qf_of(0, 0), 1e-12);
+}

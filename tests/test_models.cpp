@@ -126,6 +126,7 @@ void expect_exclusion_conservative(std::uint64_t seed) {
 }
 
 TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
+  expect_exclusion_conservative<0>(4);
   expect_exclusion_conservative<3>(5);
   expect_exclusion_conservative<24>(6);
   expect_exclusion_conservative<192>(7);

@@ -23,7 +23,9 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
   const std::size_t report_every = n / 100 > 0 ? n / 100 : 1;
   std::size_t reported = 0;
   const long long count = static_cast<long long>(n);
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  const int wanted = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // No more threads than trajectories: idle team members only spin.
+  const int threads = count < wanted ? static_cast<int>(count) : wanted;
 #pragma omp parallel num_threads(threads)
   {
     // Each thread gathers its row into a contiguous buffer: one trajectory reads its

@@ -28,8 +28,8 @@ constexpr int tangent_width() {
 }
 
 // One RK4 step of the state together with the tangent Y (N x W, row-major), using the same
-// stages: Y' = f_q Y + [0 | f_theta_flow]. f_q and f_theta_flow come from one evaluation of the
-// flow on Dual<W>, so the work per step is independent of the total parameter count P. The state
+// stages: Y' = f_q Y + [0 | f_theta_flow], from one evaluation of the flow on Dual<W> per stage,
+// so the work per step is independent of the total parameter count P. The state
 // values are bit-identical to rk4_step's (same operations in the same order).
 template <class Model, class Th>
 SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h,
@@ -50,16 +50,17 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
       for (int i = 0; i < N; ++i) s[i] = q[i] + a * k[st - 1][i];
       for (int e = 0; e < N * W; ++e) Ys[e] = Y[e] + a * KY[e];
     }
+    // Seeding the duals with the stage tangent gives KY = f_q Ys + [0 | f_theta] directly as the
+    // flow's directional derivatives (the theta seeds sit in slots N..W-1).
     D sd[N], fd[N];
-    for (int i = 0; i < N; ++i) sd[i] = D::variable(s[i], i);
+    for (int i = 0; i < N; ++i) {
+      sd[i] = D(s[i]);
+      for (int c = 0; c < W; ++c) sd[i].d[c] = Ys[i * W + c];
+    }
     m.flow(sd, mode, fth, fd);
     for (int i = 0; i < N; ++i) {
       k[st][i] = fd[i].v;
-      for (int c = 0; c < W; ++c) {
-        double acc = c >= N ? fd[i].d[c] : 0.0;
-        for (int l = 0; l < N; ++l) acc += fd[i].d[l] * Ys[l * W + c];
-        KY[i * W + c] = acc;
-      }
+      for (int c = 0; c < W; ++c) KY[i * W + c] = fd[i].d[c];
     }
     for (int e = 0; e < N * W; ++e) sumKY[e] = st == 0 ? KY[e] : sumKY[e] + stage_weight[st] * KY[e];
   }

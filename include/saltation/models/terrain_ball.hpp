@@ -101,7 +101,7 @@ struct TerrainBall {
       top += r > 8.0 ? a * 1.3e-14 : a * ::exp(-0.5 * r * r);  // exp(-32) < 1.3e-14
       if (top >= y_min) return false;
     }
-    return true;
+    return top < y_min;
   }
 
   // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event).
