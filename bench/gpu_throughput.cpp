@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "saltation/models/terrain_ball.hpp"
-#include "saltation/models/terrain_samples.hpp"
+#include "terrain_batch.hpp"
 #include "saltation/solve.hpp"
 
 using namespace saltation;
@@ -37,14 +37,10 @@ double time_solve(const Model& m, const Batch& b, const Options& o, Backend back
 template <int K>
 void measure(nlohmann::json& rows, std::size_t cpu_n, std::size_t gpu_n, bool gpu, int reps) {
   TerrainBall<K> m;
-  Options o;
-  o.t_final = 3.0;
-  o.dt = 1e-3;
-  o.event_capacity = 8;
-  const double steps = o.t_final / o.dt;
+  const double steps = 3.0 / 1e-3;
   for (bool sens : {false, true}) {
-    o.sensitivities = sens;
-    const Batch bc = sample_terrain_batch<K>(cpu_n, 42);
+    const Options o = saltation_bench::seed_options(sens, 0);
+    const Batch bc = saltation_bench::terrain_batch(cpu_n, K);
     const double tc = time_solve(m, bc, o, Backend::Cpu, reps);
     const double cpu_rate = cpu_n * steps / tc;
     nlohmann::json row = {{"K", K}, {"P", TerrainBall<K>::P}, {"sensitivities", sens}, {"cpu_n", cpu_n},
@@ -52,7 +48,7 @@ void measure(nlohmann::json& rows, std::size_t cpu_n, std::size_t gpu_n, bool gp
     std::printf("K=%3d P=%3d %-5s  CPU n=%7zu %8.3f s %10.3e traj-steps/s", K, TerrainBall<K>::P, sens ? "sens" : "fwd",
                 cpu_n, tc, cpu_rate);
     if (gpu) {
-      const Batch bg = sample_terrain_batch<K>(gpu_n, 42);
+      const Batch bg = saltation_bench::terrain_batch(gpu_n, K);
       const double tg = time_solve(m, bg, o, Backend::Cuda, reps);
       const double gpu_rate = gpu_n * steps / tg;
       row["gpu_n"] = gpu_n;
@@ -70,7 +66,7 @@ void measure(nlohmann::json& rows, std::size_t cpu_n, std::size_t gpu_n, bool gp
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"saltation backend throughput (terrain ball, dt = 1e-3, t_final = 3)"};
+  CLI::App app{"saltation backend throughput (terrain ball, bench/terrain_batch.hpp: dt = 1e-3, t_final = 3)"};
   std::string json_path;
   std::size_t cpu_n = 256, gpu_n = 1 << 20;
   int reps = 3;

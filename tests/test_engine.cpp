@@ -6,7 +6,7 @@
 
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
-#include "saltation/models/terrain_samples.hpp"
+#include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "test_support.hpp"
 

@@ -9,7 +9,7 @@
 #include "saltation/core/integrate_one.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
-#include "saltation/models/terrain_samples.hpp"
+#include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 
 using namespace saltation;

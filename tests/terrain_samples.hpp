@@ -1,6 +1,5 @@
 #pragma once
-// Deterministic sample parameter sets for the terrain ball, used by the tests, benchmarks and
-// demos: a ball launched from (x0, y0) = (0, 1) with vx0 in [1, 1.5] that bounces several times
+// Deterministic sample parameter sets for the terrain ball, used by the tests: a ball launched from (x0, y0) = (0, 1) with vx0 in [1, 1.5] that bounces several times
 // over K bumps spread across x in [0, 3]. Bump widths and amplitudes shrink with K so the
 // terrain stays below the launch height for every K.
 #include <algorithm>
