@@ -37,34 +37,35 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
   constexpr int N = Model::N, W = tangent_width<Model>();
   using D = Dual<W>;
   const FlowSeededParams<Model, Th> fth{th};
-  // Each stage's input (state and tangent) is seeded as one dual vector, so the flow's derivative
-  // slots come out as KY = f_q Ys + [0 | f_theta] (the theta seeds sit in slots N..W-1).
-  D sd[N], k1[N], k2[N], k3[N], k4[N];
-  for (int i = 0; i < N; ++i) {
-    sd[i].v = q[i];
-    for (int c = 0; c < W; ++c) sd[i].d[c] = Y[i * W + c];
+  double k[4][N], s[N], Ys[N * W], sumKY[N * W];
+  const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
+  const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
+  double KY[N * W];
+  for (int st = 0; st < 4; ++st) {
+    if (st == 0) {
+      for (int i = 0; i < N; ++i) s[i] = q[i];
+      for (int e = 0; e < N * W; ++e) Ys[e] = Y[e];
+    } else {
+      const double a = stage_scale[st] * h;
+      for (int i = 0; i < N; ++i) s[i] = q[i] + a * k[st - 1][i];
+      for (int e = 0; e < N * W; ++e) Ys[e] = Y[e] + a * KY[e];
+    }
+    // Seeding the duals with the stage tangent gives KY = f_q Ys + [0 | f_theta] directly as the
+    // flow's directional derivatives (the theta seeds sit in slots N..W-1).
+    D sd[N], fd[N];
+    for (int i = 0; i < N; ++i) {
+      sd[i] = D(s[i]);
+      for (int c = 0; c < W; ++c) sd[i].d[c] = Ys[i * W + c];
+    }
+    m.flow(sd, mode, fth, fd);
+    for (int i = 0; i < N; ++i) {
+      k[st][i] = fd[i].v;
+      for (int c = 0; c < W; ++c) KY[i * W + c] = fd[i].d[c];
+    }
+    for (int e = 0; e < N * W; ++e) sumKY[e] = st == 0 ? KY[e] : sumKY[e] + stage_weight[st] * KY[e];
   }
-  m.flow(sd, mode, fth, k1);
-  for (int i = 0; i < N; ++i) {
-    sd[i].v = q[i] + 0.5 * h * k1[i].v;
-    for (int c = 0; c < W; ++c) sd[i].d[c] = Y[i * W + c] + 0.5 * h * k1[i].d[c];
-  }
-  m.flow(sd, mode, fth, k2);
-  for (int i = 0; i < N; ++i) {
-    sd[i].v = q[i] + 0.5 * h * k2[i].v;
-    for (int c = 0; c < W; ++c) sd[i].d[c] = Y[i * W + c] + 0.5 * h * k2[i].d[c];
-  }
-  m.flow(sd, mode, fth, k3);
-  for (int i = 0; i < N; ++i) {
-    sd[i].v = q[i] + h * k3[i].v;
-    for (int c = 0; c < W; ++c) sd[i].d[c] = Y[i * W + c] + h * k3[i].d[c];
-  }
-  m.flow(sd, mode, fth, k4);
-  for (int i = 0; i < N; ++i) {
-    out[i] = q[i] + (h / 6.0) * (k1[i].v + 2.0 * k2[i].v + 2.0 * k3[i].v + k4[i].v);
-    for (int c = 0; c < W; ++c)
-      Y[i * W + c] += (h / 6.0) * (k1[i].d[c] + 2.0 * k2[i].d[c] + 2.0 * k3[i].d[c] + k4[i].d[c]);
-  }
+  for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k[0][i] + 2.0 * k[1][i] + 2.0 * k[2][i] + k[3][i]);
+  for (int e = 0; e < N * W; ++e) Y[e] += (h / 6.0) * sumKY[e];
 }
 
 }  // namespace saltation::core
