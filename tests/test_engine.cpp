@@ -154,8 +154,8 @@ TEST(Status, SettledReturnsPostImpactState) {
   const int last = r.n_events[0] - 1;
   EXPECT_EQ(r.t_end[0], r.event_time(0, last));
   for (int k = 0; k < 2; ++k) EXPECT_EQ(r.qf_of(0, k), r.event_q_plus(0, last, k));
-  EXPECT_LT(r.qf_of(0, 1), 1.0);
-  EXPECT_GE(r.event_q_plus(0, last - 1, 1), 1.0);  // the impact before still left faster than v_stop
+  EXPECT_LT(-r.event_q(0, last, 1), 1.0);      // met the ground slower than v_stop
+  EXPECT_GE(-r.event_q(0, last - 1, 1), 1.0);  // the impact before was still faster
 }
 
 TEST(Status, NonFiniteReturnsLastFiniteState) {

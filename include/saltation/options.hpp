@@ -7,7 +7,7 @@ namespace saltation {
 struct Options {
   double t_final = 1.0;       // integrate over [0, t_final]
   double dt = 1e-3;           // fixed RK4 step
-  double v_stop = 0.0;        // status Settled when the speed of leaving the guard after an event is below this (0: off)
+  double v_stop = 0.0;        // status Settled at an event whose normal impact speed |g_q . f-| / |g_q| is below this (0: off)
   int event_capacity = 16;    // events recorded per trajectory; the next crossing ends it with status EventCapacity
   int probes = 3;             // interior guard probes per step (features narrower than a step)
   double time_tol = 1e-12;    // event-time bracket width reached by bisection (then one secant step)

@@ -150,7 +150,7 @@ class Trajectory {
           zeno_start_ = t_e;
           zeno_count_ = 1;
         }
-        if (o_.v_stop > 0.0 && leaving_speed(j, q_plus, mode_plus) < o_.v_stop) terminal = Status::Settled;
+        if (o_.v_stop > 0.0 && impact_speed(j, q_minus) < o_.v_stop) terminal = Status::Settled;
         else if (zeno_count_ >= o_.zeno_events) terminal = Status::Zeno;
       }
       const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
@@ -300,11 +300,12 @@ class Trajectory {
     for (int k = 0; k < N; ++k) g_q[k] = g.d[k];
   }
 
-  // |g_q . f+| / |g_q| after the event: the normal speed of leaving the guard surface.
-  SALTATION_HD double leaving_speed(int j, const double* q_plus, int mode_plus) const {
+  // |g_q . f-| / |g_q| at the pre-event state: the normal speed at which the trajectory meets the
+  // guard surface (|v-| for the bouncing ball, as seed 003's min_bounce_speed test).
+  SALTATION_HD double impact_speed(int j, const double* q_minus) const {
     double g_q[N], f[N];
-    guard_gradient(j, q_plus, mode_plus, g_q);
-    m_.flow(q_plus, mode_plus, th_, f);
+    guard_gradient(j, q_minus, mode_, g_q);
+    m_.flow(q_minus, mode_, th_, f);
     double dot = 0.0, norm2 = 0.0;
     for (int k = 0; k < N; ++k) {
       dot += g_q[k] * f[k];
