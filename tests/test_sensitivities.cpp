@@ -83,23 +83,19 @@ void expect_matches_finite_differences(const Model& m, const std::vector<double>
 
 }  // namespace
 
-TEST(TerrainSensitivity, K3AgainstFiniteDifferences) {
-  std::mt19937_64 rng(2024);
-  TerrainBall<3> m;
+// Five random parameter sets of a K-bump terrain, every derivative against finite differences.
+template <int K>
+void expect_random_sets_match_finite_differences(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  TerrainBall<K> m;
   for (int set = 0; set < 5; ++set) {
     SCOPED_TRACE("parameter set " + std::to_string(set));
-    expect_matches_finite_differences(m, sample_terrain_row<3>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
+    expect_matches_finite_differences(m, sample_terrain_row<K>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
   }
 }
 
-TEST(TerrainSensitivity, K24AgainstFiniteDifferences) {
-  std::mt19937_64 rng(77);
-  TerrainBall<24> m;
-  for (int set = 0; set < 5; ++set) {
-    SCOPED_TRACE("parameter set " + std::to_string(set));
-    expect_matches_finite_differences(m, sample_terrain_row<24>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
-  }
-}
+TEST(TerrainSensitivity, K3AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<3>(2024); }
+TEST(TerrainSensitivity, K24AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<24>(77); }
 
 TEST(TerrainSensitivity, EventCapacityTerminalDerivative) {
   std::mt19937_64 rng(9);
