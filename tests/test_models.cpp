@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "saltation/core/integrate_one.hpp"
+#include "saltation/solve.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "terrain_samples.hpp"
@@ -130,4 +131,64 @@ TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
   expect_exclusion_conservative<3>(5);
   expect_exclusion_conservative<24>(6);
   expect_exclusion_conservative<192>(7);
+}
+
+// affine_flow declarations are true: f_q is the same at unrelated states, in every mode.
+template <class Model>
+void expect_affine_flow(const Model& m, const std::vector<double>& theta, int modes) {
+  static_assert(has_affine_flow<Model>::value, "the built-in models declare affine flows");
+  constexpr int N = Model::N;
+  using D = Dual<N>;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-3.0, 3.0);
+  const core::ConstantParams<D, core::RowParams> th{core::RowParams{theta.data(), 1}};
+  for (int mode = 0; mode < modes; ++mode) {
+    double J0[N * N];
+    for (int trial = 0; trial < 5; ++trial) {
+      D q[N], f[N];
+      for (int i = 0; i < N; ++i) q[i] = D::variable(u(rng), i);
+      m.flow(q, mode, th, f);
+      for (int i = 0; i < N; ++i)
+        for (int l = 0; l < N; ++l) {
+          if (trial == 0) J0[i * N + l] = f[i].d[l];
+          EXPECT_EQ(f[i].d[l], J0[i * N + l]) << Model::name << " mode " << mode;
+        }
+    }
+  }
+}
+
+TEST(ModelConcept, AffineFlowDeclarationsHold) {
+  std::mt19937_64 rng(3);
+  expect_affine_flow(BouncingBall{}, {1.0, 0.5, 0.8}, 1);
+  expect_affine_flow(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, 2);
+  expect_affine_flow(TerrainBall<3>{}, sample_terrain_row<3>(rng), 1);
+}
+
+namespace {
+// The same model without the affine declaration: the generic tangent step everywhere.
+struct GenericTerrain3 : TerrainBall<3> {
+  static constexpr bool affine_flow = false;
+};
+}  // namespace
+
+TEST(ModelConcept, AffineTangentStepAgreesWithGenericStep) {
+  static_assert(!has_affine_flow<GenericTerrain3>::value, "");
+  std::mt19937_64 rng(8);
+  Batch b(16, TerrainBall<3>::P);
+  for (std::size_t i = 0; i < b.n; ++i) {
+    const auto row = sample_terrain_row<3>(rng);
+    for (int p = 0; p < TerrainBall<3>::P; ++p) b.at(i, p) = row[p];
+  }
+  Options o;
+  o.t_final = 2.0;
+  o.dt = 1e-3;
+  o.sensitivities = true;
+  const Result a = solve(TerrainBall<3>{}, b, o, Backend::Cpu);
+  const Result g = solve(GenericTerrain3{}, b, o, Backend::Cpu);
+  EXPECT_EQ(a.n_events, g.n_events);
+  EXPECT_EQ(a.qf, g.qf);  // the state path is the same code
+  double scale = 0.0;
+  for (double x : g.dqf) scale = std::max(scale, std::fabs(x));
+  for (std::size_t k = 0; k < a.dqf.size(); ++k) EXPECT_NEAR(a.dqf[k], g.dqf[k], 1e-12 * scale);
+  for (std::size_t k = 0; k < a.ev_dq.size(); ++k) EXPECT_NEAR(a.ev_dq[k], g.ev_dq[k], 1e-12 * scale);
 }

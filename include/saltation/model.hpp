@@ -23,6 +23,10 @@
 // dual numbers); this is what lets sensitivities skip P-wide work between events.
 //
 // Optional members, used when present:
+//   static constexpr bool affine_flow = true;
+//       the flow is affine in q in every mode (f_q independent of q; f_theta may depend on q):
+//       full steps then advance the q-columns of the segment tangent by one precomputed N x N
+//       step matrix (a test checks the declaration and the agreement with the generic step).
 //   bool guard_excluded(int j, int mode, const double* q0, const double* q1, const Th& th) const;
 //       true only when guard j certainly does not cross on a step from q0 to q1: a cheap
 //       conservative bound that lets free flight skip the exact guard and the probes.
@@ -58,6 +62,11 @@ template <class Model>
 struct has_event_partials<Model, std::void_t<decltype(std::declval<const Model&>().event_context(
                                      0, static_cast<const double*>(nullptr), 0, std::declval<const core::RowParams&>()))>>
     : std::true_type {};
+
+template <class Model, class = void>
+struct has_affine_flow : std::false_type {};
+template <class Model>
+struct has_affine_flow<Model, std::enable_if_t<Model::affine_flow>> : std::true_type {};
 
 struct NoEventContext {};
 template <class Model, class Th, bool = has_event_partials<Model>::value>

@@ -70,6 +70,34 @@ struct Tangents<Model, true> {
   double Y[N * W];   // segment tangent
   double Xs[N * P];  // X at the segment start, row-major N x P
 
+  // For affine flows, f_q (J) and the RK4 tangent matrix of a full step (Phi) depend on the mode
+  // and theta only: formed once per mode (Phi from the generic tangent step on the identity).
+  double J[N * N], Phi[N * N];
+  int affine_mode = -1;
+
+  template <class Model_, class Th>
+  SALTATION_HD void affine_full_step(const Model_& m, const double* q, int mode, const Th& th, double h,
+                                     double* q_out, double* Y_out) {
+    if (affine_mode != mode) {
+      using D = Dual<N>;
+      D qd[N], fd[N];
+      for (int i = 0; i < N; ++i) qd[i] = D::variable(q[i], i);
+      m.flow(qd, mode, ConstantParams<D, Th>{th}, fd);
+      double I[N * W], unused[N];
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < W; ++c) I[i * W + c] = (c == i) ? 1.0 : 0.0;
+      rk4_tangent_step(m, q, mode, th, h, unused, I);
+      for (int i = 0; i < N; ++i)
+        for (int l = 0; l < N; ++l) {
+          J[i * N + l] = fd[i].d[l];
+          Phi[i * N + l] = I[i * W + l];
+        }
+      affine_mode = mode;
+    }
+    for (int e = 0; e < N * W; ++e) Y_out[e] = Y[e];
+    affine_tangent_step(m, q, mode, th, h, q_out, Y_out, J, Phi);
+  }
+
   SALTATION_HD void restart_segment() {
     for (int i = 0; i < N; ++i)
       for (int c = 0; c < W; ++c) Y[i * W + c] = (c == i) ? 1.0 : 0.0;
@@ -213,8 +241,12 @@ class Trajectory {
   SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
     g_end_known = false;
     if constexpr (Sens) {
-      for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
-      rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
+      if (has_affine_flow<Model>::value && h == o_.dt) {  // the cached step matrix is for dt
+        tan_.affine_full_step(m_, q_, mode_, th_, h, q_end, Y_end);
+      } else {
+        for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
+        rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
+      }
     } else {
       rk4_step(m_, q_, mode_, th_, h, q_end);
     }

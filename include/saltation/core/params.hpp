@@ -36,14 +36,15 @@ struct ChunkSeededParams {
   }
 };
 
-// The model's flow parameters seeded in slots N..N+F-1 (slots 0..N-1 belong to q).
-template <class Model, class Base>
+// The model's flow parameters seeded in slots First..First+F-1 (by default after the N slots
+// that belong to q).
+template <class Model, class Base, int First = Model::N>
 struct FlowSeededParams {
   Base base;
-  SALTATION_HD Dual<Model::N + Model::F> operator[](int k) const {
-    Dual<Model::N + Model::F> r(base[k]);
+  SALTATION_HD Dual<First + Model::F> operator[](int k) const {
+    Dual<First + Model::F> r(base[k]);
     for (int f = 0; f < Model::F; ++f)
-      if (Model::flow_param(f) == k) r.d[Model::N + f] = 1.0;
+      if (Model::flow_param(f) == k) r.d[First + f] = 1.0;
     return r;
   }
 };

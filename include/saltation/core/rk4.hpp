@@ -68,4 +68,64 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
   for (int e = 0; e < N * W; ++e) Y[e] += (h / 6.0) * sumKY[e];
 }
 
+// The same step for a flow that is affine in q (f_q = J, constant in the mode): the q-columns of
+// Y advance by the step's constant tangent matrix Phi (N x N); the F flow-parameter columns by the
+// RK4 recursion with J and f_theta at the stage states, which one evaluation of the flow on
+// Dual<F> per stage gives together with the state's stages. Equal to rk4_tangent_step up to
+// rounding; the state is bit-identical to rk4_step's.
+template <class Model, class Th>
+SALTATION_HD void affine_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h,
+                                      double* out, double* Y, const double* J, const double* Phi) {
+  constexpr int N = Model::N, F = Model::F, W = tangent_width<Model>();
+  double Yq[N * N];
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < N; ++c) {
+      double acc = 0.0;
+      for (int l = 0; l < N; ++l) acc += Phi[i * N + l] * Y[l * W + c];
+      Yq[i * N + c] = acc;
+    }
+  if constexpr (F == 0) {
+    rk4_step(m, q, mode, th, h, out);
+  } else {
+    using D = Dual<F>;
+    const FlowSeededParams<Model, Th, 0> fth{th};
+    const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
+    const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
+    double k[4][N], s[N], YF[N * F], KF[N * F], sumKF[N * F];
+    for (int st = 0; st < 4; ++st) {
+      if (st == 0) {
+        for (int i = 0; i < N; ++i) s[i] = q[i];
+        for (int i = 0; i < N; ++i)
+          for (int f = 0; f < F; ++f) YF[i * F + f] = Y[i * W + N + f];
+      } else {
+        const double a = stage_scale[st] * h;
+        for (int i = 0; i < N; ++i) s[i] = q[i] + a * k[st - 1][i];
+        for (int i = 0; i < N; ++i)
+          for (int f = 0; f < F; ++f) YF[i * F + f] = Y[i * W + N + f] + a * KF[i * F + f];
+      }
+      D sd[N], fd[N];
+      for (int i = 0; i < N; ++i) sd[i] = D(s[i]);
+      m.flow(sd, mode, fth, fd);
+      for (int i = 0; i < N; ++i) {
+        k[st][i] = fd[i].v;
+        for (int f = 0; f < F; ++f) {
+          double acc = fd[i].d[f];
+          for (int l = 0; l < N; ++l) acc += J[i * N + l] * YF[l * F + f];
+          KF[i * F + f] = acc;
+        }
+      }
+      if (st == 0) {
+        for (int e = 0; e < N * F; ++e) sumKF[e] = KF[e];
+      } else {
+        for (int e = 0; e < N * F; ++e) sumKF[e] += stage_weight[st] * KF[e];
+      }
+    }
+    for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k[0][i] + 2.0 * k[1][i] + 2.0 * k[2][i] + k[3][i]);
+    for (int i = 0; i < N; ++i)
+      for (int f = 0; f < F; ++f) Y[i * W + N + f] += (h / 6.0) * sumKF[i * F + f];
+  }
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < N; ++c) Y[i * W + c] = Yq[i * N + c];
+}
+
 }  // namespace saltation::core

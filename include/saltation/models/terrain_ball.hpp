@@ -17,6 +17,7 @@ struct TerrainBall {
   static constexpr int N = 4, P = 5 + 3 * K, M = 1, F = 1;
   static constexpr int bumps = K;
   static constexpr const char* name = "terrain_ball";
+  static constexpr bool affine_flow = true;
   enum Param { VX0 = 0, VY0 = 1, C = 2, E = 3, MU = 4, BUMP0 = 5 };
 
   double x0 = 0.0, y0 = 1.0, gravity = 9.81;

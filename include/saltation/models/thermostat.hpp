@@ -14,6 +14,7 @@ namespace saltation {
 struct Thermostat {
   static constexpr int N = 1, P = 6, M = 2, F = 3;
   static constexpr const char* name = "thermostat";
+  static constexpr bool affine_flow = true;
   enum Param { T0 = 0, T_ENV = 1, TAU = 2, Q = 3, T_LOW = 4, T_HIGH = 5 };
   enum Mode { ON = 0, OFF = 1 };
 
