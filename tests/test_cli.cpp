@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -168,4 +169,27 @@ TEST_F(Cli, WritesJsonToStdoutWithoutOut) {
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream f(o);
   EXPECT_EQ(json::parse(f)["trajectories"].size(), 2u);
+}
+
+TEST_F(Cli, NpyFormatWritesIndexedArraysMatchingJson) {
+  ASSERT_EQ(solve(kTerrain).exit_code, 0);
+  const json j = output();
+  const std::string cmd = "'" + cli_ + "' solve '" + (dir_ / "in.json").string() + "' --format npy --out '" +
+                          (dir_ / "res").string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream idx(dir_ / "res.json");
+  const json index = json::parse(idx);
+  EXPECT_FALSE(index.contains("trajectories"));
+  ASSERT_TRUE(index["arrays"].contains("events_dq_dtheta"));
+  EXPECT_EQ(index["arrays"]["events_dq_dtheta"]["shape"], json::array({3, 8, 4, 14}));
+  // qf: shape (3, 4), float64, row-major by trajectory.
+  std::ifstream f(index["arrays"]["qf"]["file"].get<std::string>(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+  const std::size_t header = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  EXPECT_NE(bytes.find("'shape': (3, 4)"), std::string::npos);
+  ASSERT_EQ(bytes.size(), 10 + header + 12 * sizeof(double));
+  const double* qf = reinterpret_cast<const double*>(bytes.data() + 10 + header);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(qf[i * 4 + k], j["trajectories"][i]["qf"][k].get<double>());
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "saltation/json_io.hpp"
+#include "saltation/npy.hpp"
 #include "saltation/version.hpp"
 
 #include "cli/commands.hpp"
@@ -121,20 +122,6 @@ void per_disk_vec(const json& cfg, const std::string& key, int B, int M, std::ve
 }
 
 
-std::string npy(const std::vector<double>& data, const std::vector<long>& shape) {
-  std::string dims;
-  for (long s : shape) dims += std::to_string(s) + ", ";
-  if (shape.size() > 1) dims.erase(dims.size() - 2);
-  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + dims + "), }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out += (char)(header.size() & 0xff);
-  out += (char)(header.size() >> 8);
-  out += header;
-  out.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
-  return out;
-}
 
 // SoA frames [(f*2M + 2d + c)*B + b] -> row-major [b][f][d][c] (or [b][f][p][d][c] for tangents).
 std::vector<double> to_bfpdc(const std::vector<double>& soa, int B, int F, int P, int M) {
@@ -302,11 +289,11 @@ void run_disks(const DisksArgs& args) {
         out["d_velocities"] = nested(dvs, tshape);
       }
     } else if (args.format == "npy") {
-      files.push_back({args.out + "_positions.npy", npy(xs, shape)});
-      files.push_back({args.out + "_velocities.npy", npy(vs, shape)});
+      files.push_back({args.out + "_positions.npy", npy_bytes(xs, shape)});
+      files.push_back({args.out + "_velocities.npy", npy_bytes(vs, shape)});
       if (P > 0) {
-        files.push_back({args.out + "_d_positions.npy", npy(dxs, tshape)});
-        files.push_back({args.out + "_d_velocities.npy", npy(dvs, tshape)});
+        files.push_back({args.out + "_d_positions.npy", npy_bytes(dxs, tshape)});
+        files.push_back({args.out + "_d_velocities.npy", npy_bytes(dvs, tshape)});
       }
     } else {
       std::ostringstream s;
@@ -376,7 +363,7 @@ void run_disks(const DisksArgs& args) {
           << "," << fr.evaluations[b] << "," << fit_outcome_name(fr.outcome[b]) << "\n";
       files.push_back({args.out + "_fit.csv", s.str()});
     } else if (args.format == "npy") {
-      files.push_back({args.out + "_log_stiffness.npy", npy(fr.theta, {B})});
+      files.push_back({args.out + "_log_stiffness.npy", npy_bytes(fr.theta, {B})});
     }
   }
   json listed = json::array();
