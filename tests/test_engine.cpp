@@ -304,6 +304,24 @@ TEST(Thermostat, InitialModeOffFromConfig) {
   EXPECT_NEAR(r.event_time(0, 0), 12.0 * std::log(3.0 / 2.0), 1e-10);
 }
 
+TEST(Thermostat, StartInJumpSetSwitchesAtTimeZero) {
+  // Seed 003: ON with T >= T_high switches OFF; OFF with T <= T_low switches ON.
+  const double Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
+  Thermostat on;  // starts ON
+  const Result hot = solve_cpu(on, {{23.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
+  ASSERT_GE(hot.n_events[0], 2);
+  EXPECT_EQ(hot.event_time(0, 0), 0.0);
+  EXPECT_EQ(hot.ev_guard[0], 0);
+  EXPECT_NEAR(hot.event_time(0, 1), tau * std::log((23.0 - Te) / (Tl - Te)), 1e-10);  // cools to T_low
+  Thermostat off;
+  off.initial_mode = Thermostat::OFF;
+  const Result cold = solve_cpu(off, {{19.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
+  ASSERT_GE(cold.n_events[0], 2);
+  EXPECT_EQ(cold.event_time(0, 0), 0.0);
+  EXPECT_EQ(cold.ev_guard[0], 1);
+  EXPECT_NEAR(cold.event_time(0, 1), tau * std::log((19.0 - Te - Q) / (Th - Te - Q)), 1e-10);  // heats to T_high
+}
+
 TEST(Cpu, ResultsIdenticalForOneTwoFourThreads) {
   std::mt19937_64 rng(3);
   TerrainBall<3> m;

@@ -216,3 +216,16 @@ TEST(Products, LandingObjectiveGradientMatchesFiniteDifferences) {
   L.impact = 7;
   EXPECT_TRUE(std::isnan(evaluate(L, solve_cpu(m, {theta}, o)).value[0]));
 }
+
+TEST(ThermostatSensitivity, StartInJumpSetAgainstFiniteDifferences) {
+  // The t = 0 switch has a pinned time (dt_0/dtheta = 0); the later switches move with theta.
+  Thermostat m;
+  const std::vector<double> theta = {23.0, 18.0, 12.0, 8.0, 20.0, 22.0};
+  const Result r = solve_cpu(m, {theta}, sens_options(40.0, 1e-2, 16));
+  ASSERT_GE(r.n_events[0], 3);
+  for (int p = 0; p < Thermostat::P; ++p) EXPECT_EQ(r.event_dt(0, 0, p), 0.0);
+  // Second switch: t_1 = tau ln((T0 - Te)/(Tl - Te)).
+  EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T0), 12.0 / (23.0 - 18.0), 1e-10);
+  EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T_LOW), -12.0 / (20.0 - 18.0), 1e-10);
+  expect_matches_finite_differences(m, theta, sens_options(40.0, 1e-2, 16), 1e-6, 1e-8);
+}

@@ -23,6 +23,10 @@
 // dual numbers); this is what lets sensitivities skip P-wide work between events.
 //
 // Optional members, used when present:
+//   static constexpr bool jump_at_start = true;
+//       an initial state already past an active guard lies in that guard's jump set (seed 003's
+//       thermostat: ON and T >= T_high switches OFF): the event is taken at t = 0, with its time
+//       pinned (dt_e/dtheta = 0), instead of the row being invalid input.
 //   static constexpr bool affine_flow = true;
 //       the flow is affine in q in every mode (f_q independent of q; f_theta may depend on q):
 //       full steps then advance the q-columns of the segment tangent by one precomputed N x N
@@ -67,6 +71,11 @@ template <class Model, class = void>
 struct has_affine_flow : std::false_type {};
 template <class Model>
 struct has_affine_flow<Model, std::enable_if_t<Model::affine_flow>> : std::true_type {};
+
+template <class Model, class = void>
+struct has_jump_at_start : std::false_type {};
+template <class Model>
+struct has_jump_at_start<Model, std::enable_if_t<Model::jump_at_start>> : std::true_type {};
 
 struct NoEventContext {};
 template <class Model, class Th, bool = has_event_partials<Model>::value>

@@ -46,6 +46,7 @@ SALTATION_HD RowCheck check_row(const Model& m, const Th& th) {
   RowCheck r;
   r.param = m.invalid_param(th);
   if (r.param >= 0) return r;
+  if (has_jump_at_start<Model>::value) return r;  // past a guard is then an event at t = 0
   double q[Model::N];
   m.initial_state(th, q);
   for (int j = 0; j < Model::M; ++j) {
@@ -135,7 +136,17 @@ class Trajectory {
       tan_.restart_segment();
     }
     refresh_guards(-1);
-    const double zeno_window = o_.zeno_window > 0.0 ? o_.zeno_window : o_.dt;
+    if constexpr (has_jump_at_start<Model>::value) {
+      for (int j = 0; j < M; ++j) {
+        const int dir = m_.direction(j, mode_);
+        if ((dir < 0 && g_left_[j] < 0.0) || (dir > 0 && g_left_[j] > 0.0)) {
+          double q0[N];
+          for (int k = 0; k < N; ++k) q0[k] = q_[k];
+          if (take_event(j, 0.0, q0, true)) return;
+          break;
+        }
+      }
+    }
     while (t_ < o_.t_final) {
       const double remaining = o_.t_final - t_;
       const bool last = remaining <= o_.dt;
@@ -163,43 +174,59 @@ class Trajectory {
       } else {
         rk4_step(m_, q_, mode_, th_, s, q_minus);
       }
-      const double t_e = t_ + s;
       if (!all_finite(q_minus)) return finish(Status::NonFinite, t_, q_, nullptr);
-      // What this event does: truncate (capacity), end the run (settled, Zeno), or continue.
-      double q_plus[N];
-      const int mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
-      Status terminal = Status::Finished;  // Finished here means "not terminal"
-      if (n_events_ >= o_.event_capacity) {
-        terminal = Status::EventCapacity;
-      } else {
-        if (t_e - zeno_start_ <= zeno_window) {
-          ++zeno_count_;
-        } else {
-          zeno_start_ = t_e;
-          zeno_count_ = 1;
-        }
-        if (o_.v_stop > 0.0 && impact_speed(j, q_minus) < o_.v_stop) terminal = Status::Settled;
-        else if (zeno_count_ >= o_.zeno_events) terminal = Status::Zeno;
-      }
-      const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
-      if (slot >= 0) {
-        record_event(slot, t_e, j, q_minus, q_plus);
-        out_.n_events[i_] = ++n_events_;
-      }
-      double dq_terminal[Sens ? N * P : 1];
-      jump(j, q_minus, q_plus, mode_plus, slot, terminal, dq_terminal);
-      if (terminal == Status::EventCapacity) return finish(terminal, t_e, q_minus, dq_terminal);
-      if (!all_finite(q_plus)) return finish(Status::NonFinite, t_e, q_minus, nullptr);
-      if (terminal != Status::Finished) return finish(terminal, t_e, q_plus, dq_terminal);
-      for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
-      mode_ = mode_plus;
-      t_ = t_e;
-      refresh_guards(j);
+      if (take_event(j, t_ + s, q_minus, false)) return;
     }
     finish(Status::Finished, o_.t_final, q_, nullptr);
   }
 
  private:
+  // The event of guard j at t_e with pre-event state q_minus: truncate (capacity), end the run
+  // (settled, Zeno) or reset and go on. `pinned`: the event time does not move with theta (an
+  // initial state already in the jump set). Returns true when the trajectory has ended.
+  SALTATION_HD bool take_event(int j, double t_e, const double* q_minus, bool pinned) {
+    double q_plus[N];
+    const int mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
+    Status terminal = Status::Finished;  // Finished here means "not terminal"
+    if (n_events_ >= o_.event_capacity) {
+      terminal = Status::EventCapacity;
+    } else {
+      const double zeno_window = o_.zeno_window > 0.0 ? o_.zeno_window : o_.dt;
+      if (t_e - zeno_start_ <= zeno_window) {
+        ++zeno_count_;
+      } else {
+        zeno_start_ = t_e;
+        zeno_count_ = 1;
+      }
+      if (o_.v_stop > 0.0 && impact_speed(j, q_minus) < o_.v_stop) terminal = Status::Settled;
+      else if (zeno_count_ >= o_.zeno_events) terminal = Status::Zeno;
+    }
+    const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
+    if (slot >= 0) {
+      record_event(slot, t_e, j, q_minus, q_plus);
+      out_.n_events[i_] = ++n_events_;
+    }
+    double dq_terminal[Sens ? N * P : 1];
+    jump(j, q_minus, q_plus, mode_plus, slot, terminal, pinned, dq_terminal);
+    if (terminal == Status::EventCapacity) {
+      finish(terminal, t_e, q_minus, dq_terminal);
+      return true;
+    }
+    if (!all_finite(q_plus)) {
+      finish(Status::NonFinite, t_e, q_minus, nullptr);
+      return true;
+    }
+    if (terminal != Status::Finished) {
+      finish(terminal, t_e, q_plus, dq_terminal);
+      return true;
+    }
+    for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
+    mode_ = mode_plus;
+    t_ = t_e;
+    refresh_guards(j);
+    return false;
+  }
+
   struct Bracket {
     double a = 0.0, b = 0.0;  // step-relative times with a crossing of each masked guard in (a, b]
     double ga[M], gb[M];
@@ -360,7 +387,7 @@ class Trajectory {
   // in dq_terminal; Settled and Zeno put the total derivative of the post-event state,
   // R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), in dq_terminal.
   SALTATION_HD void jump(int j, const double* q_minus, const double* q_plus, int mode_plus, int slot,
-                         Status terminal, double* dq_terminal) {
+                         Status terminal, bool pinned, double* dq_terminal) {
     double g_q[N], f_minus[N];
     guard_gradient(j, q_minus, mode_, g_q);
     m_.flow(q_minus, mode_, th_, f_minus);
@@ -396,7 +423,7 @@ class Trajectory {
           tan_.column(p, x);
           double num = g_theta[d];
           for (int k = 0; k < N; ++k) num += g_q[k] * x[k];
-          const double tau = -num / g_dot;
+          const double tau = pinned ? 0.0 : -num / g_dot;
           if (slot >= 0) out_.ev_dt[out_.ev_dt_at(slot, p, i_)] = tau;
           for (int k = 0; k < N; ++k) {
             dq[k] = x[k] + f_minus[k] * tau;

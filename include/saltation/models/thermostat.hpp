@@ -15,6 +15,7 @@ struct Thermostat {
   static constexpr int N = 1, P = 6, M = 2, F = 3;
   static constexpr const char* name = "thermostat";
   static constexpr bool affine_flow = true;
+  static constexpr bool jump_at_start = true;  // e.g. ON with T0 >= T_high switches OFF at t = 0
   enum Param { T0 = 0, T_ENV = 1, TAU = 2, Q = 3, T_LOW = 4, T_HIGH = 5 };
   enum Mode { ON = 0, OFF = 1 };
 
