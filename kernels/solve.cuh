@@ -21,7 +21,7 @@ template <bool Sens, class Model>
 __global__ void integrate_kernel(Model model, Options options, const double* theta, std::size_t n, std::size_t first,
                                  std::size_t end, ResultView out) {
   const std::size_t i = first + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < end) core::integrate_one<Sens>(model, options, core::RowParams{theta + i, n}, i, out);
+  if (i < end) core::integrate_one<Sens>(model, options, RowParams{theta + i, n}, i, out);
 }
 
 // Device mirror of a Result: same SoA layout, Thrust-owned memory.

@@ -1,3 +1,4 @@
+// The C API: the same request reader, registry and result table as `saltation solve`.
 #include "saltation/c_api.h"
 
 #include <cstdlib>
@@ -5,10 +6,12 @@
 #include <exception>
 #include <string>
 
-#include "saltation/builtin.hpp"
 #include "saltation/errors.hpp"
-#include "saltation/json_io.hpp"
-#include "saltation/result.hpp"
+#include "saltation/io/files.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/io/writers.hpp"
+#include "saltation/registry.hpp"
+#include "saltation/status.hpp"
 #include "saltation/version.hpp"
 
 namespace {
@@ -27,26 +30,27 @@ int fail(int code, const std::string& message, char** error_message) {
 }  // namespace
 
 extern "C" int saltation_solve_json(const char* request_json, char** result_json, char** error_message) {
+  using namespace saltation;
   if (result_json) *result_json = nullptr;
   if (error_message) *error_message = nullptr;
   try {
-    if (!request_json) throw saltation::InvalidInput("request_json", -1, "is NULL");
-    nlohmann::json request;
-    try {
-      request = nlohmann::json::parse(request_json);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw saltation::InvalidInput("input", -1, std::string("not valid JSON: ") + e.what());
-    }
-    const saltation::SolveRequest req = saltation::parse_solve_request(request);
-    const saltation::ModelInfo info = saltation::builtin_model_info(req.model, req.config);
-    const saltation::Backend used = saltation::resolve_backend(req.backend);
-    const saltation::Result r = saltation::solve_builtin(req.model, req.config, req.batch, req.options, used);
-    if (result_json) *result_json = copy_out(saltation::result_to_json(req, info, r, used).dump());
+    if (!request_json) throw InvalidInput("request_json", -1, "is NULL");
+    const nlohmann::json request = io::parse_json(request_json);
+    const io::ModelChoice choice = io::parse_model_choice(request);
+    const AnyModel model = configure_builtin_model(choice.name, choice.config);
+    const io::SolveRequest req = io::parse_solve_request(request, model.info());
+    const Options options = normalize_options(req.options);
+    const Backend used = resolve_backend(req.backend);
+    const Result r = model.solve(req.batch, options, used);
+    const io::ArrayTable table = io::result_table(model.info(), r, io::provenance(model.info(), options, used));
+    if (result_json) *result_json = copy_out(io::table_to_json(table).dump());
     return SALTATION_OK;
   } catch (const saltation::InvalidInput& e) {
     return fail(SALTATION_INVALID_INPUT, e.what(), error_message);
   } catch (const saltation::CudaError& e) {
     return fail(SALTATION_CUDA_ERROR, e.what(), error_message);
+  } catch (const saltation::IoError& e) {
+    return fail(SALTATION_IO_ERROR, e.what(), error_message);
   } catch (const std::exception& e) {
     return fail(SALTATION_ERROR, e.what(), error_message);
   } catch (...) {
@@ -55,7 +59,7 @@ extern "C" int saltation_solve_json(const char* request_json, char** result_json
 }
 
 extern "C" const char* saltation_status_name(int status) {
-  if (status < 0 || status > static_cast<int>(saltation::Status::Zeno)) return "unknown";
+  if (status < 0 || status >= saltation::status_count) return "unknown";
   return saltation::status_name(static_cast<saltation::Status>(status));
 }
 
@@ -65,6 +69,7 @@ extern "C" const char* saltation_code_name(int code) {
     case SALTATION_INVALID_INPUT: return "invalid input";
     case SALTATION_CUDA_ERROR: return "CUDA error";
     case SALTATION_ERROR: return "error";
+    case SALTATION_IO_ERROR: return "I/O error";
   }
   return "unknown";
 }

@@ -3,12 +3,20 @@
 
 namespace saltation {
 
-// Where a batch runs. Auto picks CUDA when the library was built with it and a device is present.
+// Where a batch runs: the one place that chooses a backend and discovers devices, used by the
+// trajectory solver and the disk engine alike (library saltation_core). Auto picks CUDA when the library was built with it and a device is present.
 enum class Backend { Cpu, Cuda, Auto };
 
 Backend parse_backend(const std::string& name);  // "cpu" | "cuda" | "auto"; throws InvalidInput
 const char* backend_name(Backend b);
 
+// What the CUDA runtime says about devices: their count, and its error text when it could not
+// answer (no driver, a driver too old for this runtime, ...). "" when it answered.
+struct CudaDevices {
+  int count = 0;
+  std::string error;
+};
+CudaDevices query_cuda_devices();
 // True when this build has the CUDA backend and at least one usable device is present.
 bool cuda_device_available();
 // True when this build compiled the CUDA backend (whether or not a device is present).

@@ -13,7 +13,8 @@ enum saltation_code {
   SALTATION_OK = 0,
   SALTATION_INVALID_INPUT = 1, /* the request names a bad parameter (the message says which, and the row) */
   SALTATION_CUDA_ERROR = 2,    /* the CUDA backend failed or is not available */
-  SALTATION_ERROR = 3          /* anything else */
+  SALTATION_ERROR = 3,         /* anything else */
+  SALTATION_IO_ERROR = 4       /* a file could not be read or written (not used by saltation_solve_json) */
 };
 
 /* Solves the JSON request `request_json`. On SALTATION_OK, *result_json receives the result JSON;
@@ -21,7 +22,7 @@ enum saltation_code {
  * NULL to discard) must be released with saltation_free. */
 int saltation_solve_json(const char* request_json, char** result_json, char** error_message);
 
-/* A constant description of a trajectory status (0..5) or of a return code, for messages. */
+/* A constant description of a trajectory status (0..8) or of a return code, for messages. */
 const char* saltation_status_name(int status);
 const char* saltation_code_name(int code);
 

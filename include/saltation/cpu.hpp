@@ -34,7 +34,7 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
 #pragma omp for schedule(dynamic, 16)
     for (long long i = 0; i < count; ++i) {
       for (int p = 0; p < P; ++p) row[p] = theta[static_cast<std::size_t>(p) * n + i];
-      const core::RowParams th{row.data(), 1};
+      const RowParams th{row.data(), 1};
       if (options.sensitivities)
         core::integrate_one<true>(model, options, th, static_cast<std::size_t>(i), out);
       else

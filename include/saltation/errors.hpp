@@ -1,6 +1,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace saltation {
 
@@ -21,6 +22,17 @@ class InvalidInput : public std::invalid_argument {
   }
   std::string parameter_;
   long row_;
+};
+
+// A file that cannot be read or written (missing, unwritable, disk full), with its path.
+class IoError : public std::runtime_error {
+ public:
+  IoError(std::string path, const std::string& what)
+      : std::runtime_error(path + ": " + what), path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
 };
 
 // A failed CUDA runtime call or kernel launch, with the call site.

@@ -43,7 +43,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "saltation/core/params.hpp"
+#include "saltation/dual.hpp"
+#include "saltation/params.hpp"
 
 namespace saltation {
 
@@ -58,13 +59,13 @@ struct has_guard_exclusion : std::false_type {};
 template <class Model>
 struct has_guard_exclusion<Model, std::void_t<decltype(std::declval<const Model&>().guard_excluded(
                                       0, 0, static_cast<const double*>(nullptr), static_cast<const double*>(nullptr),
-                                      std::declval<const core::RowParams&>()))>> : std::true_type {};
+                                      std::declval<const RowParams&>()))>> : std::true_type {};
 
 template <class Model, class = void>
 struct has_event_partials : std::false_type {};
 template <class Model>
 struct has_event_partials<Model, std::void_t<decltype(std::declval<const Model&>().event_context(
-                                     0, static_cast<const double*>(nullptr), 0, std::declval<const core::RowParams&>()))>>
+                                     0, static_cast<const double*>(nullptr), 0, std::declval<const RowParams&>()))>>
     : std::true_type {};
 
 template <class Model, class = void>
@@ -95,6 +96,7 @@ constexpr bool check_model() {
   static_assert(Model::N >= 1, "a model needs at least one state (Model::N >= 1)");
   static_assert(Model::P >= 1, "a model needs at least one parameter (Model::P >= 1)");
   static_assert(Model::M >= 1, "a model needs at least one guard (Model::M >= 1)");
+  static_assert(Model::M <= 32, "at most 32 guards (Model::M <= 32): crossing sets are 32-bit masks");
   static_assert(Model::F >= 0 && Model::F <= Model::P, "Model::F must lie in [0, P]");
   return true;
 }

@@ -1,6 +1,9 @@
 #pragma once
 // Run options, shared by every backend. Plain data: it is passed to kernels by value.
+#include <cmath>
+
 #include "saltation/config.hpp"
+#include "saltation/errors.hpp"
 
 namespace saltation {
 
@@ -22,7 +25,47 @@ struct Options {
   int bisect_iterations = 0;
 };
 
+// The one list of the user-settable options: calls f(name, meaning, o.member...) for each
+// member, on one or more Options at once (to copy some members across), so the JSON reader
+// and writer, the CLI flags and the docs cannot drift apart.
+template <class F, class... O>
+void for_each_option(F&& f, O&... o) {
+  f("t_final", "integrate over [0, t_final]", o.t_final...);
+  f("dt", "fixed RK4 step", o.dt...);
+  f("v_stop", "end with status settled at an event slower than this (0: off)", o.v_stop...);
+  f("event_capacity", "events recorded per trajectory", o.event_capacity...);
+  f("probes", "interior guard probes per step", o.probes...);
+  f("time_tol", "event-time bracket width reached by bisection", o.time_tol...);
+  f("graze_tol", "relative normal speed below which an event is flagged grazing", o.graze_tol...);
+  f("zeno_events", "this many events inside zeno_window end a trajectory with status zeno", o.zeno_events...);
+  f("zeno_window", "seconds; 0 means one step", o.zeno_window...);
+  f("sensitivities", "also propagate derivatives with respect to theta", o.sensitivities...);
+  f("threads", "CPU backend: OpenMP threads (0: OpenMP's default)", o.threads...);
+  f("mark_invalid_rows", "give bad rows status invalid_input instead of failing the batch", o.mark_invalid_rows...);
+}
+
 // Validates (throws InvalidInput naming the option) and fills the derived fields.
-Options normalize_options(const Options& options);
+inline Options normalize_options(const Options& in) {
+  Options o = in;
+  auto positive = [](double x) { return std::isfinite(x) && x > 0.0; };
+  if (!positive(o.dt)) throw InvalidInput("options.dt", -1, "must be finite and > 0");
+  if (!(std::isfinite(o.t_final) && o.t_final >= 0.0))
+    throw InvalidInput("options.t_final", -1, "must be finite and >= 0");
+  if (!(std::isfinite(o.v_stop) && o.v_stop >= 0.0)) throw InvalidInput("options.v_stop", -1, "must be finite and >= 0");
+  if (o.event_capacity < 0) throw InvalidInput("options.event_capacity", -1, "must be >= 0");
+  if (o.probes < 0 || o.probes > 64) throw InvalidInput("options.probes", -1, "must be in [0, 64]");
+  if (!positive(o.time_tol)) throw InvalidInput("options.time_tol", -1, "must be finite and > 0");
+  if (!(std::isfinite(o.graze_tol) && o.graze_tol >= 0.0))
+    throw InvalidInput("options.graze_tol", -1, "must be finite and >= 0");
+  if (o.zeno_events < 2) throw InvalidInput("options.zeno_events", -1, "must be >= 2");
+  if (!(std::isfinite(o.zeno_window) && o.zeno_window >= 0.0))
+    throw InvalidInput("options.zeno_window", -1, "must be finite and >= 0 (0 means one step)");
+  if (o.threads < 0) throw InvalidInput("options.threads", -1, "must be >= 0 (0: OpenMP default)");
+  // Enough halvings of one probe interval to reach time_tol; the same on every lane.
+  const double bracket = o.dt / (o.probes + 1);
+  o.bisect_iterations = bracket > o.time_tol ? static_cast<int>(std::ceil(std::log2(bracket / o.time_tol))) : 0;
+  if (o.bisect_iterations > 80) o.bisect_iterations = 80;
+  return o;
+}
 
 }  // namespace saltation

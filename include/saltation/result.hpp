@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "saltation/config.hpp"
+#include "saltation/status.hpp"
 
 namespace saltation {
 
-enum class Status : int {
-  Finished = 0,       // ran to t_final; qf = state at t_final
-  EventCapacity = 1,  // event capacity reached; qf = pre-event state at the truncating crossing
-  Settled = 2,        // left the guard slower than v_stop; qf = post-event state at that event
-  NonFinite = 3,      // the state became NaN/Inf; qf = last finite state, t_end its time
-  InvalidInput = 4,   // parameters outside their domain or initial state past a guard; nothing integrated
-  Zeno = 5,           // zeno_events events within zeno_window; qf = post-event state of the last one
-};
-const char* status_name(Status s);
 
 // Bits of an event record's flags.
 enum EventFlag : int { EventGrazing = 1 };
@@ -78,10 +70,26 @@ struct Result {
   std::vector<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
 
   Result() = default;
-  Result(std::size_t n, int N, int P, int C, bool sensitivities);
-  ResultView view();
+  Result(std::size_t n_, int N_, int P_, int C_, bool sens)
+      : n(n_), N(N_), P(P_), C(C_), sensitivities(sens), status(n_, 0), n_events(n_, 0),
+        ev_guard(n_ * C_, -1), ev_flags(n_ * C_, 0), t_end(n_, 0.0), qf(n_ * N_, 0.0), ev_t(n_ * C_, 0.0),
+        ev_q(n_ * C_ * N_, 0.0), ev_q_plus(n_ * C_ * N_, 0.0), dqf(sens ? n_ * N_ * P_ : 0, 0.0),
+        ev_dt(sens ? n_ * C_ * P_ : 0, 0.0), ev_dq(sens ? n_ * C_ * N_ * P_ : 0, 0.0) {}
+  ResultView view() {
+    ResultView v = shape();
+    zip_arrays(*this, v, [](auto& array, auto& pointer) { pointer = array.data(); });
+    return v;
+  }
   // The view's sizes, with no arrays yet.
-  ResultView shape() const;
+  ResultView shape() const {
+    ResultView v;
+    v.n = n;
+    v.N = N;
+    v.P = P;
+    v.C = C;
+    v.sensitivities = sensitivities;
+    return v;
+  }
 
   Status status_of(std::size_t i) const { return static_cast<Status>(status[i]); }
   double qf_of(std::size_t i, int k) const { return qf[k * n + i]; }

@@ -24,7 +24,7 @@ void validate_batch(const Model& model, const Batch& batch) {
     throw InvalidInput("theta", -1, "rows have " + std::to_string(batch.P) + " entries, " + Model::name +
                                         " needs " + std::to_string(Model::P));
   for (std::size_t i = 0; i < batch.n; ++i) {
-    const core::RowParams th{batch.theta.data() + i, batch.n};
+    const RowParams th{batch.theta.data() + i, batch.n};
     const core::RowCheck check = core::check_row(model, th);
     if (check.param >= 0) {
       std::ostringstream what;

@@ -3,6 +3,7 @@
 
 namespace saltation::cli {
 // Each registers a subcommand whose callback does the work and throws on failure.
-void add_solve_command(CLI::App& app);
-void add_disks_command(CLI::App& app);  // src/cli/disks_command.cpp
+void add_solve_command(CLI::App& app);   // solve_command.cpp
+void add_disks_command(CLI::App& app);   // disks_command.cpp
+void add_models_command(CLI::App& app);  // models_command.cpp
 }  // namespace saltation::cli

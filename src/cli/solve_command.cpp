@@ -1,21 +1,20 @@
-// `saltation solve`: JSON request in, JSON results out (docs/schema.md).
+// `saltation solve`: a JSON request in, the result table out as JSON, NPY or CSV. A thin
+// adapter: reading, the model registry, solving and writing are the library's.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <utility>
-#include <vector>
+#include <type_traits>
 
 #include "cli/commands.hpp"
-#include "saltation/builtin.hpp"
 #include "saltation/errors.hpp"
-#include "saltation/json_io.hpp"
-#include "saltation/npy.hpp"
+#include "saltation/io/files.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/io/writers.hpp"
+#include "saltation/registry.hpp"
 
 namespace saltation::cli {
 namespace {
@@ -24,97 +23,46 @@ struct SolveArgs {
   std::string input, out, backend, format = "json";
   bool summary = false;
   bool progress = false;
-  // Scalar option overrides, applied on top of the file's "options".
-  std::map<std::string, double> numbers;
-  std::map<std::string, int> integers;
-  bool sensitivities = false;
+  Options overrides;               // values of the option flags given
+  std::map<std::string, bool> given;  // which option flags were given
 };
 
-
-std::string summary_text(const nlohmann::json& out, double seconds) {
+std::string summary_text(const ModelInfo& info, const Result& r, Backend used, double seconds) {
   std::ostringstream s;
-  const auto& trajectories = out.at("trajectories");
   std::map<std::string, int> by_status;
   std::size_t events = 0;
-  for (const auto& t : trajectories) {
-    ++by_status[t.at("status_name").get<std::string>()];
-    events += t.at("events").size();
+  for (std::size_t i = 0; i < r.n; ++i) {
+    ++by_status[status_name(r.status_of(i))];
+    events += static_cast<std::size_t>(r.n_events[i]);
   }
-  s << "saltation solve: model " << out.at("model").get<std::string>() << ", " << trajectories.size()
-    << " trajectories on backend " << out.at("provenance").at("backend").get<std::string>() << " in " << seconds
-    << " s\n  statuses:";
+  s << "saltation solve: model " << info.name << ", " << r.n << " trajectories on backend " << backend_name(used)
+    << " in " << seconds << " s\n  statuses:";
   for (const auto& [name, count] : by_status) s << " " << name << "=" << count;
   s << "\n  events: " << events << " in total\n";
-  const std::size_t show = trajectories.size() < 3 ? trajectories.size() : 3;
-  const auto& names = out.at("state_names");
-  for (std::size_t i = 0; i < show; ++i) {
-    const auto& t = trajectories[i];
-    s << "  trajectory " << i << ": " << t.at("status_name").get<std::string>() << " at t=" << t.at("t_end").get<double>()
-      << ", " << t.at("events").size() << " events, qf = (";
-    for (std::size_t k = 0; k < names.size(); ++k)
-      s << (k ? ", " : "") << names[k].get<std::string>() << "=" << t.at("qf")[k].get<double>();
+  for (std::size_t i = 0; i < r.n && i < 3; ++i) {
+    s << "  trajectory " << i << ": " << status_name(r.status_of(i)) << " at t=" << r.t_end[i] << ", "
+      << r.n_events[i] << " events, qf = (";
+    for (int k = 0; k < r.N; ++k) s << (k ? ", " : "") << info.state_names[k] << "=" << r.qf_of(i, k);
     s << ")\n";
-    const auto& ev = t.at("events");
-    for (std::size_t c = 0; c < ev.size() && c < 3; ++c)
-      s << "    event " << c << ": t=" << ev[c].at("t").get<double>() << " guard " << ev[c].at("guard").get<int>() << "\n";
+    for (int c = 0; c < r.n_events[i] && c < 3; ++c)
+      s << "    event " << c << ": t=" << r.event_time(i, c) << " guard " << r.ev_guard[c * r.n + i] << "\n";
   }
   return s.str();
 }
 
-// Row-major copy [i][rest...] of an SoA array [rest...][n].
-template <class T>
-std::vector<T> by_trajectory(const std::vector<T>& soa, std::size_t n) {
-  const std::size_t rest = n ? soa.size() / n : 0;
-  std::vector<T> out(soa.size());
-  for (std::size_t r = 0; r < rest; ++r)
-    for (std::size_t i = 0; i < n; ++i) out[i * rest + r] = soa[r * n + i];
-  return out;
-}
-
-// --format npy: PREFIX.json (everything but the per-trajectory arrays, plus an index of them) and
-// one PREFIX_NAME.npy per array, trajectory-major. Event slots past a trajectory's n_events hold
-// no event (time 0, guard -1).
-void write_npy_results(const std::string& prefix, nlohmann::json summary, const Result& r) {
-  summary.erase("trajectories");
-  nlohmann::json index = nlohmann::json::object();
-  std::vector<std::pair<std::string, std::string>> files;
-  const long n = static_cast<long>(r.n), N = r.N, P = r.P, C = r.C;
-  auto add = [&](const std::string& name, const auto& soa, std::vector<long> shape) {
-    const std::string file = prefix + "_" + name + ".npy";
-    files.push_back({file, npy_bytes(by_trajectory(soa, r.n), shape)});
-    index[name] = {{"file", file}, {"shape", shape}};
-  };
-  add("status", r.status, {n});
-  add("t_end", r.t_end, {n});
-  add("qf", r.qf, {n, N});
-  add("n_events", r.n_events, {n});
-  add("events_t", r.ev_t, {n, C});
-  add("events_guard", r.ev_guard, {n, C});
-  add("events_grazing_flags", r.ev_flags, {n, C});
-  add("events_q", r.ev_q, {n, C, N});
-  add("events_q_plus", r.ev_q_plus, {n, C, N});
-  if (r.sensitivities) {
-    add("dqf_dtheta", r.dqf, {n, N, P});
-    add("events_dt_dtheta", r.ev_dt, {n, C, P});
-    add("events_dq_dtheta", r.ev_dq, {n, C, N, P});
-  }
-  summary["arrays"] = index;
-  for (const auto& [file, bytes] : files) write_file_atomically(file, bytes);
-  write_file_atomically(prefix + ".json", summary.dump(1) + "\n");
-}
-
 void run_solve(const SolveArgs& a) {
-  if (a.format == "npy" && a.out.empty()) throw InvalidInput("out", -1, "--format npy needs --out PREFIX");
-  SolveRequest req = parse_solve_request(read_json_input(a.input));
-  nlohmann::json overrides = nlohmann::json::object();
-  for (const auto& [k, v] : a.numbers) overrides[k] = v;
-  for (const auto& [k, v] : a.integers) overrides[k] = v;
-  if (a.sensitivities) overrides["sensitivities"] = true;
-  req.options = options_from_json(overrides, req.options);
+  if (a.format != "json" && a.out.empty()) throw InvalidInput("out", -1, "--format " + a.format + " needs --out");
+  const nlohmann::json request = io::read_json_file(a.input);
+  const io::ModelChoice choice = io::parse_model_choice(request);
+  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  io::SolveRequest req = io::parse_solve_request(request, model.info());
+  // Flags override the file's options member by member, before normalisation.
+  for_each_option([&](const char* name, const char*, auto& member, const auto& flag) {
+    if (a.given.count(name)) member = flag;
+  }, req.options, a.overrides);
   if (!a.backend.empty()) req.backend = parse_backend(a.backend);
-  const ModelInfo info = builtin_model_info(req.model, req.config);
+  const Options options = normalize_options(req.options);
   const Backend used = resolve_backend(req.backend);
-  const auto start = std::chrono::steady_clock::now();
   Progress progress;
   if (a.progress)
     progress = [](std::size_t done, std::size_t total) {
@@ -122,19 +70,26 @@ void run_solve(const SolveArgs& a) {
                    done == total ? "\n" : "");
       std::fflush(stderr);
     };
-  const Result result = solve_builtin(req.model, req.config, req.batch, req.options, used, progress);
+  const auto start = std::chrono::steady_clock::now();
+  const Result result = model.solve(req.batch, options, used, progress);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const nlohmann::json out = result_to_json(req, info, result, used);
+  const io::ArrayTable table = io::result_table(model.info(), result, io::provenance(model.info(), options, used));
+  std::string where;
   if (a.format == "npy") {
-    write_npy_results(a.out, out, result);
-    if (a.summary) std::cout << summary_text(out, seconds) << "  results written to " << a.out << ".json and " << a.out << "_*.npy\n";
+    io::write_npy(table, a.out);
+    where = a.out + ".json and " + a.out + "_*.npy";
+  } else if (a.format == "csv") {
+    io::write_csv(table, a.out);
+    where = a.out;
   } else if (!a.out.empty()) {
-    write_file_atomically(a.out, out.dump(1) + "\n");
-    if (a.summary) std::cout << summary_text(out, seconds) << "  results written to " << a.out << "\n";
-  } else if (a.summary) {
-    std::cout << summary_text(out, seconds);
-  } else {
-    std::cout << out.dump(1) << "\n";
+    io::write_json(table, a.out);
+    where = a.out;
+  } else if (!a.summary) {
+    io::write_json(table, "-");
+  }
+  if (a.summary) {
+    std::cout << summary_text(model.info(), result, used, seconds);
+    if (!where.empty()) std::cout << "  results written to " << where << "\n";
   }
 }
 
@@ -144,26 +99,28 @@ void add_solve_command(CLI::App& app) {
   auto args = std::make_shared<SolveArgs>();
   CLI::App* cmd = app.add_subcommand("solve", "Integrate a batch of hybrid trajectories described by a JSON file");
   cmd->add_option("input", args->input, "Request JSON (docs/schema.md); - reads standard input")->required();
-  cmd->add_option("--out,-o", args->out, "Write the results JSON here (atomically) instead of standard output");
+  cmd->add_option("--out,-o", args->out, "Write the results here (atomically) instead of standard output");
   cmd->add_option("--backend", args->backend, "cpu | cuda | auto (overrides the file)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  cmd->add_option("--format,-f", args->format, "json (one file) or npy (PREFIX.json + PREFIX_*.npy arrays; needs --out PREFIX)")
-      ->check(CLI::IsMember({"json", "npy"}));
+  cmd->add_option("--format,-f", args->format,
+                  "json (one file), npy (PREFIX.json + PREFIX_<array>.npy; needs --out PREFIX) or csv (one line per "
+                  "trajectory; needs --out)")
+      ->check(CLI::IsMember({"json", "npy", "csv"}));
   cmd->add_flag("--summary", args->summary, "Print a readable summary (instead of the JSON when no --out)");
   cmd->add_flag("--progress", args->progress, "Report progress on standard error");
-  cmd->add_flag("--sensitivities", args->sensitivities, "Also compute derivatives with respect to theta");
-  for (const char* k : {"t_final", "dt", "v_stop", "time_tol", "graze_tol", "zeno_window"}) {
-    std::string flag = std::string("--") + k;
-    for (auto& ch : flag) if (ch == '_') ch = '-';
-    cmd->add_option_function<double>(flag, [args, k](double v) { args->numbers[k] = v; },
-                                     std::string("Override options.") + k);
-  }
-  for (const char* k : {"event_capacity", "probes", "zeno_events", "threads"}) {
-    std::string flag = std::string("--") + k;
-    for (auto& ch : flag) if (ch == '_') ch = '-';
-    cmd->add_option_function<int>(flag, [args, k](int v) { args->integers[k] = v; },
-                                  std::string("Override options.") + k);
-  }
+  // One flag per option (options.hpp), --t-final for t_final; a flag overrides the file.
+  for_each_option([&](const char* name, const char* meaning, auto& member) {
+    std::string flag = std::string("--") + name;
+    for (auto& ch : flag)
+      if (ch == '_') ch = '-';
+    const std::string key = name;
+    const std::string help = std::string("Override options.") + name + ": " + meaning;
+    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+      cmd->add_flag_callback(flag, [args, key, &member] { member = true, args->given[key] = true; }, help);
+    else
+      cmd->add_option_function<std::decay_t<decltype(member)>>(
+          flag, [args, key, &member](const auto& v) { member = v, args->given[key] = true; }, help);
+  }, args->overrides);
   cmd->callback([args] { run_solve(*args); });
 }
 

@@ -14,7 +14,7 @@
 #include <cstddef>
 
 #include "saltation/config.hpp"
-#include "saltation/core/dual.hpp"
+#include "saltation/dual.hpp"
 #include "saltation/core/params.hpp"
 #include "saltation/core/rk4.hpp"
 #include "saltation/model.hpp"

@@ -1,20 +1,12 @@
 #pragma once
-// Parameter views. A model reads theta through `th[p]`, which returns the model's scalar
-// type; these views decide where theta lives (a contiguous row or a strided SoA column)
-// and which parameters carry derivative seeds.
+// Parameter views that seed dual-number slots (the plain view, RowParams, is in params.hpp).
 #include <cstddef>
 
 #include "saltation/config.hpp"
-#include "saltation/core/dual.hpp"
+#include "saltation/dual.hpp"
+#include "saltation/params.hpp"
 
 namespace saltation::core {
-
-// Row i of an SoA batch (stride = batch size) or a contiguous row (stride = 1).
-struct RowParams {
-  const double* p;
-  std::size_t stride;
-  SALTATION_HD double operator[](int k) const { return p[static_cast<std::size_t>(k) * stride]; }
-};
 
 // Every parameter as a constant of scalar type S (derivatives with respect to q only).
 template <class S, class Base>

@@ -2,7 +2,7 @@
 // Classical RK4 for the state, and the same stages carried through the tangent
 // Y = d q(t) / d [q(t_s), theta_flow] of the current smooth segment.
 #include "saltation/config.hpp"
-#include "saltation/core/dual.hpp"
+#include "saltation/dual.hpp"
 #include "saltation/core/params.hpp"
 
 namespace saltation::core {

@@ -5,6 +5,7 @@
 
 #include "saltation/errors.hpp"
 #include "saltation/model.hpp"
+#include "saltation/model_config.hpp"
 
 namespace saltation {
 
@@ -48,6 +49,12 @@ struct BouncingBall {
     if (!(th[E] >= 0.0 && th[E] <= 1.0)) return E;
     return -1;
   }
+  static BouncingBall from_config(const ModelConfig& config) {
+    BouncingBall m;
+    m.gravity = config.number("g", m.gravity, "gravitational acceleration");
+    return m;
+  }
+  static std::string state_name(int k) { return k == 0 ? "h" : "v"; }
   static std::string param_name(int p) {
     static const char* names[] = {"h0", "v0", "e"};
     return names[p];

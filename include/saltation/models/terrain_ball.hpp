@@ -8,6 +8,7 @@
 
 #include "saltation/errors.hpp"
 #include "saltation/model.hpp"
+#include "saltation/model_config.hpp"
 
 namespace saltation {
 
@@ -168,6 +169,20 @@ struct TerrainBall {
       if (!(th[BUMP0 + 3 * k + 2] > 0.0)) return BUMP0 + 3 * k + 2;
     return -1;
   }
+  // The registry picks the compiled-in K from the config key "bumps".
+  static constexpr const char* variant_key = "bumps";
+  static constexpr int variant = K;
+  static TerrainBall from_config(const ModelConfig& config) {
+    TerrainBall m;
+    m.x0 = config.number("x0", m.x0, "initial x");
+    m.y0 = config.number("y0", m.y0, "initial y (above the terrain)");
+    m.gravity = config.number("g", m.gravity, "gravitational acceleration");
+    return m;
+  }
+  static std::string state_name(int k) {
+    static const char* names[] = {"x", "y", "vx", "vy"};
+    return names[k];
+  }
   static std::string param_name(int p) {
     static const char* head[] = {"vx0", "vy0", "c", "e", "mu"};
     if (p < BUMP0) return head[p];
@@ -187,14 +202,10 @@ struct TerrainBall {
   }
 };
 
-// The compiled-in bump counts (src/builtin_list.hpp).
-template <>
-struct has_cuda_driver<TerrainBall<0>> : std::true_type {};
-template <>
-struct has_cuda_driver<TerrainBall<3>> : std::true_type {};
-template <>
-struct has_cuda_driver<TerrainBall<24>> : std::true_type {};
-template <>
-struct has_cuda_driver<TerrainBall<192>> : std::true_type {};
+// The bump counts the library compiles for both backends (src/builtin_models.hpp lists
+// TerrainBall<K> for each); any other K runs with the CPU driver or a user's own .cu file.
+constexpr bool terrain_ball_builtin(int K) { return K == 0 || K == 3 || K == 24 || K == 192; }
+template <int K>
+struct has_cuda_driver<TerrainBall<K>> : std::bool_constant<terrain_ball_builtin(K)> {};
 
 }  // namespace saltation

@@ -8,6 +8,7 @@
 
 #include "saltation/errors.hpp"
 #include "saltation/model.hpp"
+#include "saltation/model_config.hpp"
 
 namespace saltation {
 
@@ -54,6 +55,12 @@ struct Thermostat {
     if (!(th[T_LOW] < th[T_HIGH])) return T_HIGH;
     return -1;
   }
+  static Thermostat from_config(const ModelConfig& config) {
+    Thermostat m;
+    m.initial_mode = config.choice("initial_mode", {"on", "off"}, "on", "the heater's mode at t = 0") == "on" ? ON : OFF;
+    return m;
+  }
+  static std::string state_name(int) { return "T"; }
   static std::string param_name(int p) {
     static const char* names[] = {"T0", "T_env", "tau", "Q", "T_low", "T_high"};
     return names[p];

@@ -1,12 +1,10 @@
-// Built without the CUDA backend: asking for it is an error that says so.
-#include "builtin_list.hpp"
+// Built without the CUDA backend: the built-in models' CUDA entry points exist (their headers
+// declare a CUDA driver) and say why they cannot run.
+#include "builtin_models.hpp"
 #include "saltation/cuda.hpp"
 #include "saltation/errors.hpp"
 
 namespace saltation {
-namespace detail {
-int cuda_device_count() { return 0; }
-}  // namespace detail
 
 template <class Model>
 void cuda::solve(const Model&, const double*, std::size_t, const Options&, Result&, const Progress*) {
@@ -17,4 +15,5 @@ void cuda::solve(const Model&, const double*, std::size_t, const Options&, Resul
 #define SALTATION_INSTANTIATE_CUDA(Model) \
   template void cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&, const Progress*);
 SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_INSTANTIATE_CUDA)
+
 }  // namespace saltation

@@ -1,11 +1,11 @@
 #pragma once
-// The built-in models, listed once for every translation unit that instantiates them.
+// The table of built-in models: every type listed here gets both drivers compiled into the
+// library (src/cuda_builtin_models.cu) and a registry entry under its Model::name
+// (src/registry.cpp); types sharing a name are variants chosen by Model::variant_key.
+// Adding a built-in model: its header under include/saltation/models/, one line here, tests.
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "saltation/models/thermostat.hpp"
-
-// Compiled-in bump counts of TerrainBall (its parameter count is 5 + 3K).
-#define SALTATION_TERRAIN_BUMPS(X) X(0) X(3) X(24) X(192)
 
 #define SALTATION_FOR_EACH_BUILTIN_MODEL(X) \
   X(::saltation::BouncingBall)              \

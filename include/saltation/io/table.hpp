@@ -1,0 +1,68 @@
+#pragma once
+// The I/O layer's one result shape: a table of named, shaped arrays over a common row axis
+// (trajectories, systems, samples), plus the metadata that is not per row (model, names,
+// provenance). Every output format is a writer of this table (writers.hpp), so the CLI, the C
+// API, the disk engine and the bindings produce the same arrays under the same names.
+//
+// Arrays are views in the project's SoA layout: element (i, r) of an array with rows n and
+// inner shape S sits at data[r * n + i], where r is the row-major flat index into S. The table
+// does not own viewed data (the Result or RolloutResult must outlive it); add_owned() keeps
+// arrays computed for the table alive inside it.
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace saltation::io {
+
+enum class DType { F64, I32 };
+
+struct Column {
+  std::string name;
+  DType dtype = DType::F64;
+  std::vector<long> inner;  // shape after the row axis ({} for one value per row)
+  const void* data = nullptr;
+  // Optional: name of an I32 column of one value per row; only that many entries along the
+  // first inner axis are meaningful (event slots past n_events). JSON and CSV trim to it.
+  std::string count;
+  std::string description;  // one line for indexes and docs
+
+  long inner_size() const;
+  double f64(std::size_t rows, std::size_t i, long r) const { return static_cast<const double*>(data)[r * rows + i]; }
+  int i32(std::size_t rows, std::size_t i, long r) const { return static_cast<const int*>(data)[r * rows + i]; }
+};
+
+class ArrayTable {
+ public:
+  ArrayTable(std::string row_name, std::size_t rows) : row_name_(std::move(row_name)), rows_(rows) {}
+
+  // `soa` must hold rows() * prod(inner) values; throws std::logic_error otherwise.
+  void add(const std::string& name, const std::vector<double>& soa, std::vector<long> inner = {},
+           std::string description = "", std::string count = "");
+  void add(const std::string& name, const std::vector<int>& soa, std::vector<long> inner = {},
+           std::string description = "", std::string count = "");
+  void add_owned(const std::string& name, std::vector<double> soa, std::vector<long> inner = {},
+                 std::string description = "", std::string count = "");
+  void add_owned(const std::string& name, std::vector<int> soa, std::vector<long> inner = {},
+                 std::string description = "", std::string count = "");
+
+  const std::string& row_name() const { return row_name_; }  // singular: "trajectory", "system"
+  std::size_t rows() const { return rows_; }
+  const std::vector<Column>& columns() const { return columns_; }
+  const Column* find(const std::string& name) const;  // nullptr when absent
+
+  // Everything that is not per row: model, state and parameter names, provenance, ...
+  nlohmann::json meta = nlohmann::json::object();
+
+ private:
+  void add_column(Column c, std::size_t values);
+  std::string row_name_;
+  std::size_t rows_;
+  std::vector<Column> columns_;
+  std::deque<std::vector<double>> owned_f64_;
+  std::deque<std::vector<int>> owned_i32_;
+};
+
+}  // namespace saltation::io

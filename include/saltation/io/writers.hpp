@@ -1,0 +1,28 @@
+#pragma once
+// The writers of an ArrayTable. Each writes atomically (a temporary file renamed into place):
+// a failure never leaves a half-written output, and throws IoError naming the path.
+//
+//   JSON: the table's meta keys, plus "<row_name>s": one object per row whose keys are the
+//         column names (a column with `count` trimmed to it).
+//   NPY:  PREFIX.json (meta, plus "arrays": {name: {file, shape, dtype, description}}) and one
+//         PREFIX_<name>.npy per column, row-major with the row axis first.
+//   CSV:  one header line and one line per row; a column of inner shape S becomes prod(S)
+//         columns named name[j] or name[j][k] (trimmed entries are left empty).
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "saltation/io/table.hpp"
+
+namespace saltation::io {
+
+nlohmann::json table_to_json(const ArrayTable& table);
+std::string table_to_csv(const ArrayTable& table);
+
+// "-" writes to standard output (not atomic, nothing to rename).
+void write_json(const ArrayTable& table, const std::string& path);
+void write_csv(const ArrayTable& table, const std::string& path);
+// Returns the index document written to PREFIX.json.
+nlohmann::json write_npy(const ArrayTable& table, const std::string& prefix);
+
+}  // namespace saltation::io

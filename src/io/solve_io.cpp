@@ -1,0 +1,101 @@
+#include "saltation/io/solve_io.hpp"
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "saltation/errors.hpp"
+#include "saltation/status.hpp"
+#include "saltation/version.hpp"
+
+namespace saltation::io {
+
+using nlohmann::json;
+
+ModelChoice parse_model_choice(const json& request) {
+  const JsonObject top(request, "");
+  ModelChoice c;
+  c.name = top.string("model");
+  if (top.has("config")) c.config = top.raw("config");
+  return c;
+}
+
+Options options_from_json(const JsonObject& j, Options o) {
+  for_each_option([&](const char* name, const char*, auto& member) {
+    using T = std::decay_t<decltype(member)>;
+    if constexpr (std::is_same_v<T, bool>) member = j.boolean(name, member);
+    else if constexpr (std::is_same_v<T, int>) member = j.integer(name, member);
+    else member = j.number(name, member);
+  }, o);
+  j.reject_unknown("options (see docs/schema.md)");
+  return o;
+}
+
+json options_to_json(const Options& options) {
+  json out = json::object();
+  for_each_option([&](const char* name, const char*, const auto& member) { out[name] = member; }, options);
+  return out;
+}
+
+SolveRequest parse_solve_request(const json& request, const ModelInfo& info) {
+  const JsonObject top(request, "");
+  top.raw("model");
+  top.has("config");
+  SolveRequest r;
+  r.options = options_from_json(top.object("options"));
+  if (top.has("backend")) r.backend = parse_backend(top.string("backend"));
+  const json& rows = top.raw("theta");
+  if (!rows.is_array() || rows.empty()) throw InvalidInput("theta", -1, "must be a non-empty array of parameter rows");
+  top.reject_unknown("a solve request (model, config, options, backend, theta)");
+  r.batch = Batch(rows.size(), info.P);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const json& row = rows[i];
+    if (!row.is_array() || static_cast<int>(row.size()) != info.P)
+      throw InvalidInput("theta", static_cast<long>(i),
+                         "must be an array of " + std::to_string(info.P) + " numbers for " + info.name);
+    for (int p = 0; p < info.P; ++p) {
+      if (!row[p].is_number())
+        throw InvalidInput(info.param_names[p], static_cast<long>(i), "theta[" + std::to_string(p) + "] must be a number");
+      r.batch.at(i, p) = row[p].get<double>();
+    }
+  }
+  return r;
+}
+
+json provenance(const ModelInfo& info, const Options& normalized, Backend used) {
+  return json{{"version", version()},
+              {"git_hash", git_hash()},
+              {"backend", backend_name(used)},
+              {"model", info.name},
+              {"config", info.config},
+              {"options", options_to_json(normalized)}};
+}
+
+ArrayTable result_table(const ModelInfo& info, const Result& r, json provenance) {
+  ArrayTable t("trajectory", r.n);
+  json status_names = json::object();
+  for (int s = 0; s < status_count; ++s) status_names[std::to_string(s)] = status_name(static_cast<Status>(s));
+  t.meta = json{{"model", info.name},
+                {"state_names", info.state_names},
+                {"param_names", info.param_names},
+                {"status_names", status_names},
+                {"provenance", std::move(provenance)}};
+  const long N = r.N, P = r.P, C = r.C;
+  t.add("status", r.status, {}, "how the trajectory ended (status_names)");
+  t.add("t_end", r.t_end, {}, "time at which it ended");
+  t.add("qf", r.qf, {N}, "final state (see status)");
+  t.add("n_events", r.n_events, {}, "events recorded");
+  t.add("events_t", r.ev_t, {C}, "event times", "n_events");
+  t.add("events_guard", r.ev_guard, {C}, "guard of each event", "n_events");
+  t.add("events_flags", r.ev_flags, {C}, "event flags (1: grazing)", "n_events");
+  t.add("events_q", r.ev_q, {C, N}, "pre-event states", "n_events");
+  t.add("events_q_plus", r.ev_q_plus, {C, N}, "post-event states", "n_events");
+  if (r.sensitivities) {
+    t.add("dqf_dtheta", r.dqf, {N, P}, "total derivative of qf");
+    t.add("events_dt_dtheta", r.ev_dt, {C, P}, "event-time derivatives", "n_events");
+    t.add("events_dq_dtheta", r.ev_dq, {C, N, P}, "total derivatives of the pre-event states", "n_events");
+  }
+  return t;
+}
+
+}  // namespace saltation::io

@@ -1,0 +1,153 @@
+#include "saltation/io/writers.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "saltation/errors.hpp"
+#include "saltation/io/files.hpp"
+#include "saltation/io/npy.hpp"
+
+namespace saltation::io {
+
+using nlohmann::json;
+
+namespace {
+
+// Entries of row i of column c that are meaningful: all, or `count` along the first inner axis.
+long used_size(const ArrayTable& t, const Column& c, std::size_t i) {
+  if (c.count.empty()) return c.inner_size();
+  const Column& count = *t.find(c.count);
+  long n = count.i32(t.rows(), i, 0);
+  if (n < 0) n = 0;
+  if (n > c.inner[0]) n = c.inner[0];
+  return n * (c.inner_size() / c.inner[0]);
+}
+
+json value_at(const ArrayTable& t, const Column& c, std::size_t i, long r) {
+  if (c.dtype == DType::I32) return c.i32(t.rows(), i, r);
+  return c.f64(t.rows(), i, r);  // NaN and Inf become null (JSON has no such numbers)
+}
+
+// Nested arrays over inner axes [axis, ...), starting at flat index `first`, trimmed to `used`.
+json nested(const ArrayTable& t, const Column& c, std::size_t i, std::size_t axis, long first, long stride, long used) {
+  json a = json::array();
+  const long extent = c.inner[axis];
+  const long sub = stride / extent;
+  for (long k = 0; k < extent; ++k) {
+    const long at = first + k * sub;
+    if (at >= used) break;
+    a.push_back(axis + 1 == c.inner.size() ? value_at(t, c, i, at) : nested(t, c, i, axis + 1, at, sub, used));
+  }
+  return a;
+}
+
+std::string index_suffix(const Column& c, long r) {
+  std::string s;
+  long rest = r;
+  std::vector<long> idx(c.inner.size());
+  for (std::size_t a = c.inner.size(); a-- > 0;) {
+    idx[a] = rest % c.inner[a];
+    rest /= c.inner[a];
+  }
+  for (long k : idx) s += "[" + std::to_string(k) + "]";
+  return s;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    std::cout.flush();
+    if (!std::cout) throw IoError("standard output", "write failed");
+  } else {
+    write_file_atomically(path, text);
+  }
+}
+
+}  // namespace
+
+json table_to_json(const ArrayTable& t) {
+  json out = t.meta;
+  json rows = json::array();
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    json row = json::object();
+    for (const Column& c : t.columns()) {
+      if (c.inner.empty()) row[c.name] = value_at(t, c, i, 0);
+      else row[c.name] = nested(t, c, i, 0, 0, c.inner_size(), used_size(t, c, i));
+    }
+    rows.push_back(std::move(row));
+  }
+  out[t.row_name() + "s"] = std::move(rows);
+  return out;
+}
+
+std::string table_to_csv(const ArrayTable& t) {
+  std::ostringstream s;
+  s.precision(17);
+  s << t.row_name();
+  for (const Column& c : t.columns())
+    for (long r = 0; r < c.inner_size(); ++r) s << "," << c.name << index_suffix(c, r);
+  s << "\n";
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    s << i;
+    for (const Column& c : t.columns()) {
+      const long used = used_size(t, c, i);
+      for (long r = 0; r < c.inner_size(); ++r) {
+        s << ",";
+        if (r >= used) continue;
+        if (c.dtype == DType::I32) s << c.i32(t.rows(), i, r);
+        else s << c.f64(t.rows(), i, r);
+      }
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+void write_json(const ArrayTable& t, const std::string& path) { write_text(path, table_to_json(t).dump(1) + "\n"); }
+
+void write_csv(const ArrayTable& t, const std::string& path) { write_text(path, table_to_csv(t)); }
+
+json write_npy(const ArrayTable& t, const std::string& prefix) {
+  json index = t.meta;
+  json arrays = json::object();
+  // Transposed from SoA to row-major a block of rows at a time, so memory stays bounded.
+  constexpr std::size_t block_rows = 4096;
+  for (const Column& c : t.columns()) {
+    std::vector<long> shape{static_cast<long>(t.rows())};
+    shape.insert(shape.end(), c.inner.begin(), c.inner.end());
+    const std::string file = prefix + "_" + c.name + ".npy";
+    NpyWriter w(file, c.dtype, shape);
+    const long inner = c.inner_size();
+    std::vector<double> f64;
+    std::vector<int> i32;
+    for (std::size_t first = 0; first < t.rows(); first += block_rows) {
+      const std::size_t end = std::min(t.rows(), first + block_rows);
+      const std::size_t values = (end - first) * static_cast<std::size_t>(inner);
+      if (c.dtype == DType::F64) {
+        f64.resize(values);
+        for (std::size_t i = first; i < end; ++i)
+          for (long r = 0; r < inner; ++r) f64[(i - first) * inner + r] = c.f64(t.rows(), i, r);
+        w.append(f64.data(), values);
+      } else {
+        i32.resize(values);
+        for (std::size_t i = first; i < end; ++i)
+          for (long r = 0; r < inner; ++r) i32[(i - first) * inner + r] = c.i32(t.rows(), i, r);
+        w.append(i32.data(), values);
+      }
+    }
+    w.commit();
+    json entry{{"file", file}, {"shape", shape}, {"dtype", dtype_name(c.dtype)}};
+    if (!c.description.empty()) entry["description"] = c.description;
+    if (!c.count.empty()) entry["valid_count"] = c.count;
+    arrays[c.name] = entry;
+  }
+  index["arrays"] = arrays;
+  write_file_atomically(prefix + ".json", index.dump(1) + "\n");
+  return index;
+}
+
+}  // namespace saltation::io
