@@ -34,6 +34,7 @@
 #include <cmath>
 
 #include "saltation/config.hpp"
+#include "saltation/numeric.hpp"  // is_finite, which models use alongside these functions
 
 namespace saltation {
 
@@ -302,9 +303,4 @@ SALTATION_DUAL_MIXED_ARGUMENTS(fmin)
 SALTATION_DUAL_MIXED_ARGUMENTS(fmax)
 #undef SALTATION_DUAL_MIXED_ARGUMENTS
 
-}  // namespace saltation
-
-namespace saltation {
-// Portable on host and device (no reliance on a host macro); the build never uses -ffast-math.
-SALTATION_HD inline bool is_finite(double x) { return x - x == 0.0; }
 }  // namespace saltation
