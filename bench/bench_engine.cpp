@@ -1,4 +1,4 @@
-// Engine cost of the CPU backend (DESIGN.md section 6):
+// Engine cost of the CPU backend (results and how to read them: bench/results/cpu/README.md):
 //   perstep/*   ns per trajectory-step of saltation::solve (terrain ball K = 3, dt = 1e-3,
 //               t_final = 3, probes 3 and 0), side by side with Boost.Odeint's runge_kutta4 on the
 //               same flow without events, plain and with a straightforward guard check (end of

@@ -1,4 +1,4 @@
-// Sensitivity cost (DESIGN.md section 6): the cost of a solve with sensitivities over a forward
+// Sensitivity cost (results: bench/results/cpu/README.md): the cost of a solve with sensitivities over a forward
 // solve on the same terrain-ball batch for P = 14, 77, 581 (K = 3, 24, 192), CPU backend, one
 // thread. After the Google Benchmark cases run, prints the ratio per P and the least-squares line
 // of the sensitivity-solve cost per trajectory against P (microseconds per parameter per

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "saltation/backend.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -53,7 +55,7 @@ class Cli : public ::testing::Test {
   }
   void expect_rejected(const std::string& input, const std::string& must_mention, const std::string& row = "") {
     const CliRun r = solve(input);
-    EXPECT_NE(r.exit_code, 0) << input;
+    EXPECT_EQ(r.exit_code, 2) << "invalid input exits with 2: " << input;
     EXPECT_NE(r.err.find(must_mention), std::string::npos) << "error should name " << must_mention << ": " << r.err;
     if (!row.empty()) EXPECT_NE(r.err.find(row), std::string::npos) << "error should name " << row << ": " << r.err;
     EXPECT_FALSE(fs::exists(out())) << "no output file may be written on failure";
@@ -90,11 +92,19 @@ TEST_F(Cli, BouncingBallResultsAndProvenance) {
   ASSERT_EQ(j["trajectories"].size(), 2u);
   const json& t = j["trajectories"][0];
   EXPECT_EQ(t["status"], 0);
-  EXPECT_NEAR(t["events"][0]["t"].get<double>(), std::sqrt(2 * 2.0 / 9.81), 1e-10);
-  EXPECT_EQ(t["events"][0]["q"].size(), 2u);
-  EXPECT_EQ(t["events"][0]["q_plus"].size(), 2u);
+  EXPECT_EQ(j["status_names"]["0"], "finished");
+  EXPECT_EQ(j["state_names"], json::array({"h", "v"}));
+  EXPECT_NEAR(t["events_t"][0].get<double>(), std::sqrt(2 * 2.0 / 9.81), 1e-10);
+  // Event arrays hold n_events entries (the unused capacity is trimmed).
+  EXPECT_EQ(t["events_t"].size(), t["n_events"].get<std::size_t>());
+  EXPECT_EQ(t["events_q"][0].size(), 2u);
+  EXPECT_EQ(t["events_q_plus"][0].size(), 2u);
   EXPECT_EQ(t["qf"].size(), 2u);
   EXPECT_FALSE(t.contains("dqf_dtheta"));
+  EXPECT_EQ(j["provenance"]["model"], "bouncing_ball");
+  EXPECT_EQ(j["provenance"]["config"]["g"], 9.81);
+  // The provenance records the normalised options, derived fields included.
+  EXPECT_GT(j["provenance"]["options"]["event_capacity"].get<int>(), 0);
   EXPECT_EQ(j["provenance"]["options"]["dt"], 0.001);
   EXPECT_TRUE(j["provenance"].contains("version"));
   EXPECT_TRUE(j["provenance"].contains("git_hash"));
@@ -107,15 +117,19 @@ TEST_F(Cli, TerrainBallWithSensitivities) {
   const json j = output();
   ASSERT_EQ(j["param_names"].size(), 14u);
   EXPECT_EQ(j["param_names"][11], "a_3");
+  EXPECT_EQ(j["provenance"]["config"]["bumps"], 3);
   for (const json& t : j["trajectories"]) {
     ASSERT_EQ(t["dqf_dtheta"].size(), 4u);
     EXPECT_EQ(t["dqf_dtheta"][0].size(), 14u);
-    ASSERT_GE(t["events"].size(), 1u);
-    for (const json& e : t["events"]) {
-      EXPECT_EQ(e["dt_dtheta"].size(), 14u);
-      ASSERT_EQ(e["dq_dtheta"].size(), 4u);
-      EXPECT_EQ(e["dq_dtheta"][3].size(), 14u);
-      EXPECT_FALSE(e["grazing"].get<bool>());
+    const std::size_t events = t["n_events"].get<std::size_t>();
+    ASSERT_GE(events, 1u);
+    ASSERT_EQ(t["events_dt_dtheta"].size(), events);
+    ASSERT_EQ(t["events_dq_dtheta"].size(), events);
+    for (std::size_t c = 0; c < events; ++c) {
+      EXPECT_EQ(t["events_dt_dtheta"][c].size(), 14u);
+      ASSERT_EQ(t["events_dq_dtheta"][c].size(), 4u);
+      EXPECT_EQ(t["events_dq_dtheta"][c][3].size(), 14u);
+      EXPECT_EQ(t["events_flags"][c].get<int>() & 1, 0) << "not grazing";
     }
   }
 }
@@ -126,10 +140,12 @@ TEST_F(Cli, ThermostatAndCommandLineOverrides) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = output();
   const json& t = j["trajectories"][0];
-  EXPECT_EQ(t["status_name"], "event_capacity");
-  EXPECT_EQ(t["events"].size(), 3u);
-  EXPECT_NEAR(t["events"][0]["t"].get<double>(), 12 * std::log(7.0 / 4.0), 1e-10);
+  EXPECT_EQ(j["status_names"][std::to_string(t["status"].get<int>())], "event_capacity");
+  EXPECT_EQ(t["events_t"].size(), 3u);
+  EXPECT_NEAR(t["events_t"][0].get<double>(), 12 * std::log(7.0 / 4.0), 1e-10);
   EXPECT_EQ(j["provenance"]["options"]["t_final"], 48.0);
+  EXPECT_EQ(j["provenance"]["options"]["dt"], 0.01);
+  EXPECT_EQ(j["provenance"]["options"]["event_capacity"], 3);
 }
 
 TEST_F(Cli, RejectsUnknownModel) { expect_rejected(replace(kBall, "bouncing_ball", "bouncing_cube"), "model"); }
@@ -192,4 +208,49 @@ TEST_F(Cli, NpyFormatWritesIndexedArraysMatchingJson) {
   const double* qf = reinterpret_cast<const double*>(bytes.data() + 10 + header);
   for (int i = 0; i < 3; ++i)
     for (int k = 0; k < 4; ++k) EXPECT_EQ(qf[i * 4 + k], j["trajectories"][i]["qf"][k].get<double>());
+}
+
+TEST_F(Cli, CsvFormatHasOneLinePerTrajectory) {
+  const fs::path in = dir_ / "in.json", csv = dir_ / "res.csv";
+  std::ofstream(in) << kBall;
+  const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --format csv --out '" + csv.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream f(csv);
+  std::string header, line;
+  std::getline(f, header);
+  EXPECT_EQ(header.rfind("trajectory,status,t_end,qf[0],qf[1],n_events,events_t[0]", 0), 0u) << header;
+  int lines = 0;
+  while (std::getline(f, line)) ++lines;
+  EXPECT_EQ(lines, 2);
+}
+
+TEST_F(Cli, ExitCodesPerClassOfFailure) {
+  const fs::path in = dir_ / "in.json";
+  std::ofstream(in) << kBall;
+  auto run = [&](const std::string& args) {
+    const int status = std::system(("'" + cli_ + "' " + args + " 2>/dev/null >/dev/null").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(run("solve '" + in.string() + "' --out '" + out().string() + "'"), 0);
+  EXPECT_EQ(run("solve '" + in.string() + "' --no-such-flag"), 2) << "argument errors are invalid input";
+  EXPECT_EQ(run("solve '" + (dir_ / "missing.json").string() + "'"), 3) << "an unreadable input is an I/O error";
+  EXPECT_EQ(run("solve '" + in.string() + "' --out '" + (dir_ / "no_dir" / "out.json").string() + "'"), 3)
+      << "an unwritable output is an I/O error";
+  EXPECT_EQ(run("solve '" + in.string() + "' --backend cuda --out '" + out().string() + "2'"),
+            saltation::cuda_device_available() ? 0 : 4)
+      << "CUDA without a device is a CUDA error";
+}
+
+TEST_F(Cli, ModelsCommandListsTheRegistry) {
+  const fs::path o = dir_ / "models.json";
+  ASSERT_EQ(std::system(("'" + cli_ + "' models --json > '" + o.string() + "'").c_str()), 0);
+  std::ifstream f(o);
+  const json models = json::parse(f);
+  ASSERT_EQ(models.size(), 3u);
+  EXPECT_EQ(models[0]["name"], "bouncing_ball");
+  EXPECT_EQ(models[0]["config"]["g"]["default"], 9.81);
+  EXPECT_EQ(models[1]["config"]["initial_mode"]["choices"], json::array({"on", "off"}));
+  EXPECT_EQ(models[2]["name"], "terrain_ball");
+  EXPECT_EQ(models[2]["variants"]["values"], json::array({0, 3, 24, 192}));
+  EXPECT_EQ(models[2]["states"], json::array({"x", "y", "vx", "vy"}));
 }

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help, version or the argument error
     return code == 0 ? kExitOk : kExitInvalidInput;
   } catch (const saltation::InvalidInput& e) {
-    return fail("invalid input", e, kExitInvalidInput);
+    std::cerr << "saltation: " << e.what() << "\n";  // what() starts with "invalid input: "
+    return kExitInvalidInput;
   } catch (const saltation::IoError& e) {
     return fail("I/O error", e, kExitIo);
   } catch (const saltation::CudaError& e) {

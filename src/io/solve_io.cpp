@@ -40,7 +40,7 @@ json options_to_json(const Options& options) {
 SolveRequest parse_solve_request(const json& request, const ModelInfo& info) {
   const JsonObject top(request, "");
   top.raw("model");
-  top.has("config");
+  if (top.has("config")) top.raw("config");
   SolveRequest r;
   r.options = options_from_json(top.object("options"));
   if (top.has("backend")) r.backend = parse_backend(top.string("backend"));

@@ -80,7 +80,7 @@ json table_to_json(const ArrayTable& t) {
     }
     rows.push_back(std::move(row));
   }
-  out[t.row_name() + "s"] = std::move(rows);
+  out[t.rows_key()] = std::move(rows);
   return out;
 }
 

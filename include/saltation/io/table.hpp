@@ -49,6 +49,11 @@ class ArrayTable {
                  std::string description = "", std::string count = "");
 
   const std::string& row_name() const { return row_name_; }  // singular: "trajectory", "system"
+  // The plural, the JSON writer's key for the rows: "trajectories", "systems".
+  std::string rows_key() const {
+    const bool y = !row_name_.empty() && row_name_.back() == 'y';
+    return y ? row_name_.substr(0, row_name_.size() - 1) + "ies" : row_name_ + "s";
+  }
   std::size_t rows() const { return rows_; }
   const std::vector<Column>& columns() const { return columns_; }
   const Column* find(const std::string& name) const;  // nullptr when absent

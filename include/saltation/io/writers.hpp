@@ -2,7 +2,7 @@
 // The writers of an ArrayTable. Each writes atomically (a temporary file renamed into place):
 // a failure never leaves a half-written output, and throws IoError naming the path.
 //
-//   JSON: the table's meta keys, plus "<row_name>s": one object per row whose keys are the
+//   JSON: the table's meta keys, plus rows_key() ("trajectories"): one object per row whose keys are the
 //         column names (a column with `count` trimmed to it).
 //   NPY:  PREFIX.json (meta, plus "arrays": {name: {file, shape, dtype, description}}) and one
 //         PREFIX_<name>.npy per column, row-major with the row axis first.
