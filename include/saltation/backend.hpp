@@ -1,5 +1,7 @@
 #pragma once
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace saltation {
 
@@ -12,9 +14,17 @@ const char* backend_name(Backend b);
 
 // What the CUDA runtime says about devices: their count, and its error text when it could not
 // answer (no driver, a driver too old for this runtime, ...). "" when it answered.
+struct CudaDevice {
+  std::string name;
+  int major = 0, minor = 0;    // compute capability
+  std::size_t memory = 0;      // bytes
+  int multiprocessors = 0;
+};
 struct CudaDevices {
   int count = 0;
   std::string error;
+  int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0; 0 when unknown
+  std::vector<CudaDevice> devices;
 };
 CudaDevices query_cuda_devices();
 // True when this build has the CUDA backend and at least one usable device is present.

@@ -6,4 +6,5 @@ namespace saltation::cli {
 void add_solve_command(CLI::App& app);   // solve_command.cpp
 void add_disks_command(CLI::App& app);   // disks_command.cpp
 void add_models_command(CLI::App& app);  // models_command.cpp
+void add_devices_command(CLI::App& app); // devices_command.cpp
 }  // namespace saltation::cli

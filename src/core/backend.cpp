@@ -46,6 +46,17 @@ CudaDevices query_cuda_devices() {
     d.error = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
     (void)cudaGetLastError();
   }
+  (void)cudaDriverGetVersion(&d.driver_version);
+  (void)cudaRuntimeGetVersion(&d.runtime_version);
+  for (int i = 0; i < d.count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+      d.error = "cudaGetDeviceProperties failed for device " + std::to_string(i);
+      (void)cudaGetLastError();
+      continue;
+    }
+    d.devices.push_back({prop.name, prop.major, prop.minor, prop.totalGlobalMem, prop.multiProcessorCount});
+  }
 #else
   d.error = "this build has no CUDA backend";
 #endif
