@@ -17,16 +17,19 @@ struct BlockTeam {
     if (threadIdx.x == 0) f();
     __syncthreads();
   }
+  // A barrier that also ORs pred over the block, so every thread takes the same branch.
+  __device__ bool any(bool pred) const { return __syncthreads_or(pred ? 1 : 0) != 0; }
 };
 
-// One thread per system; work memory interleaved (stride B) so a warp reads consecutive words.
-__global__ void rollout_thread_per_system(RolloutConfig c, double* work, int* iwork) {
+// One thread per system; work memory interleaved (stride n_systems) so a warp reads
+// consecutive words.
+__global__ void rollout_thread_per_system(RolloutView c, double* work, int* iwork) {
   const int b = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (b < c.B) rollout_system(SerialTeam{}, c, b, Work{work + b, c.B, iwork + b, c.B});
+  if (b < c.n_systems) rollout_system(SerialTeam{}, c, b, Work{work + b, c.n_systems, iwork + b, c.n_systems});
 }
 
 // One block per system, threads over disks; work memory contiguous per system.
-__global__ void rollout_block_per_system(RolloutConfig c, double* work, int* iwork) {
+__global__ void rollout_block_per_system(RolloutView c, double* work, int* iwork) {
   const int b = (int)blockIdx.x;
   rollout_system(BlockTeam{}, c, b,
                  Work{work + (long)b * c.work_doubles(), 1, iwork + (long)b * c.work_ints(), 1});

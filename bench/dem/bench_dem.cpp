@@ -1,7 +1,7 @@
 // Disk-contact engine throughput (CPU backend unless SALTATION_BENCH_BACKEND=cuda):
-//  * M = 2, the seed's problem (80 frames x 5 steps), batch 1 .. 1e6, with and without the
+//  * n_disks = 2, the seed's problem (80 frames x 5 steps), batch 1 .. 1e6, with and without the
 //    log-stiffness tangent (and the loss+gradient, as the fit uses it);
-//  * M = 1024 disks in a box, all pairs vs cell list, with and without one tangent.
+//  * 1024 disks in a box, all pairs vs cell list, with and without one tangent.
 // Counters: rollouts/s and disk-steps/s.
 #include <benchmark/benchmark.h>
 
@@ -44,7 +44,7 @@ void BM_SeedPair(benchmark::State& st) {
   o.n_frames = 80;
   o.stride = 5;
   o.neighbors = Neighbors::AllPairs;
-  o.backend = bench_backend();
+  const Backend backend = bench_backend();
   LossSpec l;
   if (mode >= 1) o.tangents = {{TangentKind::LogStiffness}};
   if (mode == 2) {
@@ -54,7 +54,7 @@ void BM_SeedPair(benchmark::State& st) {
   }
   double engine = 0;
   for (auto _ : st) {
-    RolloutResult r = rollout(b, o, mode == 2 ? &l : nullptr);
+    RolloutResult r = mode == 2 ? rollout(b, o, l, backend) : rollout(b, o, backend);
     engine += r.seconds;
     benchmark::DoNotOptimize(r.status.data());
   }
@@ -72,10 +72,10 @@ BENCHMARK(BM_SeedPair)->ArgsProduct({{1000000}, {0, 1, 2}})->Iterations(1)->Unit
 // 1024 disks (radius 0.5, spacing 1.05) in a box, a dense gas.
 void BM_M1024(benchmark::State& st) {
   const bool cells = st.range(0) != 0;
-  const int P = (int)st.range(1);
-  const int M = 1024, side = 32, frames = 10, stride = 5;
-  DiskBatch b = DiskBatch::make(1, M);
-  for (int d = 0; d < M; ++d) {
+  const int n_tangents = (int)st.range(1);
+  const int n_disks = 1024, side = 32, frames = 10, stride = 5;
+  DiskBatch b = DiskBatch::make(1, n_disks);
+  for (int d = 0; d < n_disks; ++d) {
     b.r(0, d) = 0.5;
     b.m(0, d) = 1.0;
     b.x(0, d, 0) = 1.05 * (d % side) + 0.6;
@@ -91,17 +91,17 @@ void BM_M1024(benchmark::State& st) {
   o.walls = true;
   o.box_hi[0] = o.box_hi[1] = 1.05 * side + 0.6;
   o.neighbors = cells ? Neighbors::CellList : Neighbors::AllPairs;
-  o.backend = bench_backend();
-  if (P) o.tangents = {{TangentKind::LogStiffness}};
+  const Backend backend = bench_backend();
+  if (n_tangents) o.tangents = {{TangentKind::LogStiffness}};
   double engine = 0;
   for (auto _ : st) {
-    RolloutResult r = rollout(b, o);
+    RolloutResult r = rollout(b, o, backend);
     engine += r.seconds;
     benchmark::DoNotOptimize(r.x.data());
   }
   st.counters["rollouts_per_s"] = benchmark::Counter((double)st.iterations(), benchmark::Counter::kIsRate);
-  st.counters["ns_per_disk_step"] = 1e9 * engine / ((double)st.iterations() * frames * stride * M);
-  st.SetLabel(std::string(cells ? "cell list" : "all pairs") + (P ? ", 1 tangent" : ", forward") + ", 50 steps");
+  st.counters["ns_per_disk_step"] = 1e9 * engine / ((double)st.iterations() * frames * stride * n_disks);
+  st.SetLabel(std::string(cells ? "cell list" : "all pairs") + (n_tangents ? ", 1 tangent" : ", forward") + ", 50 steps");
 }
 BENCHMARK(BM_M1024)->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -11,7 +11,7 @@ cfg = json.load(open(sys.argv[1]))
 out = json.load(open(sys.argv[2]))
 cfg["mode"] = "fit"
 cfg.pop("tangents", None)
-cfg["observed"] = out["positions"]
+cfg["observed"] = [system["positions"] for system in out["systems"]]
 cfg["loss_scale"] = 0.5
 cfg["log_stiffness"] = float(sys.argv[4]) if len(sys.argv) > 4 else math.log(10.0)
 cfg["fit"] = {"lower": math.log(5.0), "upper": math.log(100.0), "max_iterations": 30, "history": True}

@@ -56,19 +56,18 @@ DiskBatch two_disks(const std::vector<double>& theta, const std::vector<double>&
   return b;
 }
 
-RolloutOptions seed_options(Backend be) {
+RolloutOptions seed_options() {
   RolloutOptions o;
   o.dt = kDt;
   o.n_frames = kFrames;
   o.stride = kStride;
   o.materials = {Material{kRef, 1.0, 0.0, 0.0}};
   o.neighbors = Neighbors::AllPairs;
-  o.backend = be;
   return o;
 }
 
 RolloutResult simulate(double theta, double speed, Backend be) {
-  return rollout(two_disks({theta}, {speed}), seed_options(be));
+  return rollout(two_disks({theta}, {speed}), seed_options(), be);
 }
 
 // Seed loss: mean over frames and disks of ((x - x_obs) / R)^2, x components only.
@@ -81,11 +80,11 @@ LossSpec seed_loss(const std::vector<double>& observed, int B) {
 }
 
 std::pair<double, double> loss_and_gradient(double theta, const LossSpec& l, Backend be) {
-  RolloutOptions o = seed_options(be);
+  RolloutOptions o = seed_options();
   o.tangents = {TangentParam{TangentKind::LogStiffness}};
   o.save_positions = o.save_velocities = o.save_tangents = false;
-  const RolloutResult r = rollout(two_disks({theta}, {kTrainSpeed}), o, &l);
-  if (r.status[0] != kOk) throw std::runtime_error(status_message(r.status[0]));
+  const RolloutResult r = rollout(two_disks({theta}, {kTrainSpeed}), o, l, be);
+  if (r.status_of(0) != Status::Finished) throw std::runtime_error(status_name(r.status_of(0)));
   return {r.loss[0], r.grad[0]};
 }
 
@@ -157,8 +156,7 @@ int main(int argc, char** argv) {
     fo.epsilon = 1e-10;
     fo.delta = 1e-14;
     fo.record_history = true;
-    RolloutOptions fopt = seed_options(be);
-    const FitResult fit = fit_log_stiffness(fb, fopt, l, fo);
+    const FitResult fit = fit_log_stiffness(fb, seed_options(), l, fo, be);
     if (fit.outcome[0] != kFitConverged) throw std::runtime_error("Stiffness fit failed: " + fit.message[0]);
     const double k_fit = kRef * std::exp(fit.theta[0]);
     const double loss0 = fit.history_loss[0].front();
@@ -219,15 +217,15 @@ int main(int argc, char** argv) {
         speed[s] = 0.3 + 0.4 * uniform(12, s);                      // uniform in [0.3, 0.7]
         th_true[s] = std::log(k_true[s] / kRef);
       }
-      RolloutOptions so = seed_options(be);
+      RolloutOptions so = seed_options();
       so.save_velocities = false;
-      RolloutResult truth = rollout(two_disks(th_true, speed), so);
+      RolloutResult truth = rollout(two_disks(th_true, speed), so, be);
       LossSpec bl = seed_loss(truth.x, B);
       for (size_t i = 0; i < bl.observed.size(); ++i) bl.observed[i] += noise * kRadius * normal(13, i);
       FitOptions bo = fo;
       bo.record_history = false;
       bo.delta = 1e-12;  // with noise the loss floor is ~sigma^2: stop when it changes by < 1e-12
-      const FitResult bf = fit_log_stiffness(two_disks(th0, speed), so, bl, bo);
+      const FitResult bf = fit_log_stiffness(two_disks(th0, speed), so, bl, bo, be);
       std::vector<double> rel(B);
       int n_ok = 0, it_sum = 0, it_max = 0, ev_sum = 0;
       double mean = 0.0;

@@ -1,92 +1,77 @@
 // CUDA launch code of the disk-contact engine (the only CUDA translation unit of saltation_dem).
 #include <cuda_runtime.h>
 
+#include <type_traits>
 #include <vector>
 
 #include "cuda_check.cuh"
 #include "dem_kernels.cuh"
-#include "saltation/dem/engine.hpp"
+#include "engine_internal.hpp"
 
 namespace saltation::dem::detail {
 namespace {
 
-template <class T>
-struct DeviceBuffer {
-  T* ptr = nullptr;
-  size_t n = 0;
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t count) : n(count) {
-    if (count) SALTATION_CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T)));
+// Device memory for the arrays of one rollout, freed together.
+class DeviceArrays {
+ public:
+  DeviceArrays() = default;
+  DeviceArrays(const DeviceArrays&) = delete;
+  DeviceArrays& operator=(const DeviceArrays&) = delete;
+  ~DeviceArrays() {
+    for (void* p : allocations_) cudaFree(p);
   }
-  DeviceBuffer(const T* host, size_t count) : DeviceBuffer(host ? count : 0) {
-    if (host && count) SALTATION_CUDA_CHECK(cudaMemcpy(ptr, host, count * sizeof(T), cudaMemcpyHostToDevice));
+
+  // A device copy of `host` (null when it is empty).
+  template <class T>
+  T* upload(const std::vector<T>& host) {
+    T* device = allocate<T>(host.size());
+    if (device) SALTATION_CUDA_CHECK(cudaMemcpy(device, host.data(), bytes(host), cudaMemcpyHostToDevice));
+    return device;
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (ptr) cudaFree(ptr);
+  template <class T>
+  T* allocate(size_t count) {
+    if (count == 0) return nullptr;
+    void* p = nullptr;
+    SALTATION_CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    allocations_.push_back(p);
+    return static_cast<T*>(p);
   }
-  void to_host(T* host) const {
-    if (host && n) SALTATION_CUDA_CHECK(cudaMemcpy(host, ptr, n * sizeof(T), cudaMemcpyDeviceToHost));
+  template <class T>
+  static size_t bytes(const std::vector<T>& v) {
+    return v.size() * sizeof(T);
   }
+
+ private:
+  std::vector<void*> allocations_;
 };
 
 }  // namespace
 
-void run_cuda(const RolloutConfig& h, int block_threshold) {
-  const size_t B = h.B, M = h.M, P = h.P, nm2 = (size_t)h.n_mat * h.n_mat;
-  const size_t frame_vals = (size_t)h.n_frames * 2 * M * B;
-  RolloutConfig d = h;
-  DeviceBuffer<double> pk(h.pair_k, nm2), pz(h.pair_zeta, nm2), pmu(h.pair_mu, nm2), pgt(h.pair_gt, nm2);
-  DeviceBuffer<double> rad(h.radius, M * B), mass(h.mass, M * B);
-  DeviceBuffer<int> mat(h.material, M * B);
-  DeviceBuffer<double> th(h.theta, B), ze(h.zeta, B), x0(h.x0, 2 * M * B), v0(h.v0, 2 * M * B);
-  DeviceBuffer<int> tk(h.tan_kind, P), ti(h.tan_index, P);
-  DeviceBuffer<double> ox(h.out_x ? frame_vals : 0), ov(h.out_v ? frame_vals : 0);
-  DeviceBuffer<double> odx(h.out_dx ? frame_vals * P : 0), odv(h.out_dv ? frame_vals * P : 0);
-  DeviceBuffer<double> obs(h.obs, frame_vals), sc(h.loss_scale, B);
-  DeviceBuffer<double> loss(h.loss ? B : 0), grad(h.grad ? P * B : 0);
-  DeviceBuffer<int> st(B);
-  d.pair_k = pk.ptr;
-  d.pair_zeta = pz.ptr;
-  d.pair_mu = pmu.ptr;
-  d.pair_gt = pgt.ptr;
-  d.radius = rad.ptr;
-  d.mass = mass.ptr;
-  d.material = mat.ptr;
-  d.theta = th.ptr;
-  d.zeta = ze.ptr;
-  d.x0 = x0.ptr;
-  d.v0 = v0.ptr;
-  d.tan_kind = tk.ptr;
-  d.tan_index = ti.ptr;
-  d.out_x = ox.ptr;
-  d.out_v = ov.ptr;
-  d.out_dx = odx.ptr;
-  d.out_dv = odv.ptr;
-  d.obs = obs.ptr;
-  d.loss_scale = sc.ptr;
-  d.loss = loss.ptr;
-  d.grad = grad.ptr;
-  d.status = st.ptr;
-  DeviceBuffer<double> work((size_t)h.work_doubles() * B);
-  DeviceBuffer<int> iwork((size_t)h.work_ints() * B);
-  if ((int)M <= block_threshold) {
+void run_cuda(Prepared& prep, int block_threshold, const Progress* progress) {
+  const RolloutView& shape = prep.shape;
+  DeviceArrays device;
+  RolloutView view = shape;
+  zip_inputs(prep.inputs, view, [&](const auto& host, auto& pointer) { pointer = device.upload(host); });
+  // Every output entry is written by the kernel (saved, or NaN after a stop): no upload.
+  zip_outputs(prep.result, view, [&](const auto& host, auto& pointer) {
+    pointer = device.allocate<typename std::decay_t<decltype(host)>::value_type>(host.size());
+  });
+  double* work = device.allocate<double>((size_t)shape.work_doubles() * shape.n_systems);
+  int* iwork = device.allocate<int>((size_t)shape.work_ints() * shape.n_systems);
+  if (shape.n_disks <= block_threshold) {
     const int threads = 128;
-    const int blocks = (int)((B + threads - 1) / threads);
-    cuda::rollout_thread_per_system<<<blocks, threads>>>(d, work.ptr, iwork.ptr);
+    const int blocks = (shape.n_systems + threads - 1) / threads;
+    cuda::rollout_thread_per_system<<<blocks, threads>>>(view, work, iwork);
   } else {
-    const int threads = M >= 256 ? 256 : 64;
-    cuda::rollout_block_per_system<<<(unsigned)B, threads>>>(d, work.ptr, iwork.ptr);
+    const int threads = shape.n_disks >= 256 ? 256 : 64;
+    cuda::rollout_block_per_system<<<(unsigned)shape.n_systems, threads>>>(view, work, iwork);
   }
   SALTATION_CUDA_CHECK_LAUNCH();
-  ox.to_host(h.out_x);
-  ov.to_host(h.out_v);
-  odx.to_host(h.out_dx);
-  odv.to_host(h.out_dv);
-  loss.to_host(h.loss);
-  grad.to_host(h.grad);
-  st.to_host(h.status);
+  zip_outputs(prep.result, view, [](auto& host, const auto& pointer) {
+    if (!host.empty())
+      SALTATION_CUDA_CHECK(cudaMemcpy(host.data(), pointer, DeviceArrays::bytes(host), cudaMemcpyDeviceToHost));
+  });
+  if (progress) (*progress)((std::size_t)shape.n_systems, (std::size_t)shape.n_systems);
 }
 
 }  // namespace saltation::dem::detail

@@ -1,11 +1,18 @@
 // Disk-contact engine: closed forms, conservation, Verlet order, restitution, tangents vs
-// finite differences, cell list vs all pairs, CPU vs CUDA, batched fits, bad input.
+// finite differences, cell list vs all pairs, systems that stop, batched fits, bad input.
+// The physics bodies are written once (TEST_P on DemPhysics) and run on every backend compiled
+// in; CPU-only paths (the OpenMP team, the lockstep driver) and CUDA-vs-CPU agreement follow.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <stdexcept>
 #include <vector>
 
+#include "backends.hpp"
+#include "lockstep.hpp"
 #include "saltation/backend.hpp"
 #include "saltation/dem/engine.hpp"
 #include "saltation/dem/fit.hpp"
@@ -76,14 +83,23 @@ double max_abs(const std::vector<double>& a) {
   for (double v : a) m = std::max(m, std::fabs(v));
   return m;
 }
+
+// The physics tests, once per backend.
+class DemPhysics : public saltation::testing::BackendTest {
+ protected:
+  RolloutResult run(const DiskBatch& b, const RolloutOptions& o) const { return rollout(b, o, backend()); }
+  RolloutResult run(const DiskBatch& b, const RolloutOptions& o, const LossSpec& l) const {
+    return rollout(b, o, l, backend());
+  }
+};
 }  // namespace
 
-TEST(DemClosedForm, ContactDurationHeadOnPair) {
+TEST_P(DemPhysics, ClosedFormContactDurationHeadOnPair) {
   // Unequal masses: m_eff = 0.75; k = 30; t_c = pi sqrt(m_eff / k).
   const double k = 30.0, m0 = 1.0, m1 = 3.0, meff = m0 * m1 / (m0 + m1), dt = 1e-4;
   RolloutOptions o = opts(dt, 6000, 1, k);
-  const RolloutResult r = rollout(head_on(0.5, m0, m1, 0.52, 0.4, 0.2), o);
-  ASSERT_EQ(r.status[0], kOk);
+  const RolloutResult r = run(head_on(0.5, m0, m1, 0.52, 0.4, 0.2), o);
+  ASSERT_EQ(r.status_of(0), Status::Finished);
   int in_contact = 0;
   for (int f = 0; f < o.n_frames; ++f)
     if (r.pos(f, 0, 1, 0) - r.pos(f, 0, 0, 0) < 1.0) ++in_contact;
@@ -95,11 +111,11 @@ TEST(DemClosedForm, ContactDurationHeadOnPair) {
   EXPECT_NEAR(r.vel(last, 0, 1, 0) - r.vel(last, 0, 0, 0), u, 1e-6) << "elastic: relative speed restored";
 }
 
-TEST(DemClosedForm, OverlapMatchesSinSolution) {
+TEST_P(DemPhysics, ClosedFormOverlapMatchesSinSolution) {
   for (double k : {40.0, 25.0}) {
     for (double v : {0.5, 0.35}) {
       RolloutOptions o = opts(0.002, 80, 5);
-      const RolloutResult r = rollout(head_on(0.5, 1.0, 1.0, 0.54, v, v, std::log(k)), o);
+      const RolloutResult r = run(head_on(0.5, 1.0, 1.0, 0.54, v, v, std::log(k)), o);
       const double omega = std::sqrt(k / 0.5), t0 = 0.08 / (2 * v);
       double err = 0.0, peak = 0.0;
       for (int f = 0; f < 80; ++f) {
@@ -115,17 +131,17 @@ TEST(DemClosedForm, OverlapMatchesSinSolution) {
   }
 }
 
-TEST(DemConservation, MomentumWithDampingFrictionAndManyDisks) {
+TEST_P(DemPhysics, ConservationMomentumWithDampingFrictionAndManyDisks) {
   RolloutOptions o = opts(1e-3, 50, 20);
   o.materials = {Material{200.0, 0.7, 0.4, 2.0}, Material{100.0, 0.9, 0.2, 1.0}};
   o.tangential = true;
   o.neighbors = Neighbors::AllPairs;
   const int B = 3, M = 16;
   DiskBatch b = gas(B, M, 0.9, 0.5, 5);
-  const RolloutResult r = rollout(b, o);
+  const RolloutResult r = run(b, o);
   int contacts_seen = 0;
   for (int s = 0; s < B; ++s) {
-    ASSERT_EQ(r.status[s], kOk);
+    ASSERT_EQ(r.status_of(s), Status::Finished);
     double p0[2] = {0, 0};
     for (int d = 0; d < M; ++d)
       for (int c = 0; c < 2; ++c) p0[c] += b.m(s, d) * b.v(s, d, c);
@@ -141,7 +157,7 @@ TEST(DemConservation, MomentumWithDampingFrictionAndManyDisks) {
   EXPECT_GT(contacts_seen, 10) << "the gas must actually collide for this test to mean anything";
 }
 
-TEST(DemVerlet, EnergyDriftOrderAtLeast1p8) {
+TEST_P(DemPhysics, VerletEnergyDriftOrderAtLeast1p8) {
   // Elastic gas in a box with walls; max |E(t) - E0| over the frames at fixed physical times.
   const int M = 9, B = 1;
   DiskBatch b = gas(B, M, 1.1, 0.5, 9);
@@ -152,8 +168,8 @@ TEST(DemVerlet, EnergyDriftOrderAtLeast1p8) {
     o.walls = true;
     o.box_lo[0] = o.box_lo[1] = -0.6;
     o.box_hi[0] = o.box_hi[1] = 2.9;
-    const RolloutResult r = rollout(b, o);
-    EXPECT_EQ(r.status[0], kOk);
+    const RolloutResult r = run(b, o);
+    EXPECT_EQ(r.status_of(0), Status::Finished);
     auto energy = [&](auto pos, auto vel) {
       double E = 0;
       for (int d = 0; d < M; ++d) {
@@ -190,14 +206,14 @@ TEST(DemVerlet, EnergyDriftOrderAtLeast1p8) {
   EXPECT_GE(order2, 1.8) << drift[1] << " " << drift[2];
 }
 
-TEST(DemDamping, RestitutionWithin1e3) {
+TEST_P(DemPhysics, DampingRestitutionWithin1e3) {
   for (double e : {0.9, 0.7, 0.4}) {
     for (double mass1 : {1.0, 2.5}) {
       const double k = 1000.0, meff = mass1 / (1 + mass1);
       const double tc = kPi * std::sqrt(meff / k);
       RolloutOptions o = opts(tc / 2000, 40, 100, k, e);
-      const RolloutResult r = rollout(head_on(0.5, 1.0, mass1, 0.505, 0.5, 0.5), o);
-      ASSERT_EQ(r.status[0], kOk);
+      const RolloutResult r = run(head_on(0.5, 1.0, mass1, 0.505, 0.5, 0.5), o);
+      ASSERT_EQ(r.status_of(0), Status::Finished);
       const int last = o.n_frames - 1;
       const double after = r.vel(last, 0, 1, 0) - r.vel(last, 0, 0, 0);
       EXPECT_NEAR(after / 1.0, e, 1e-3) << "e=" << e << " m1=" << mass1;
@@ -206,7 +222,7 @@ TEST(DemDamping, RestitutionWithin1e3) {
 }
 
 // Tangents of the whole rollout against central finite differences.
-TEST(DemTangents, MatchCentralFiniteDifferences) {
+TEST_P(DemPhysics, TangentsMatchCentralFiniteDifferences) {
   for (int model = 0; model < 2; ++model) {
     RolloutOptions o = opts(1e-3, 12, 25);
     o.normal = model ? NormalModel::Hertz : NormalModel::Linear;
@@ -220,8 +236,8 @@ TEST(DemTangents, MatchCentralFiniteDifferences) {
     DiskBatch b = gas(2, 4, 0.95, 0.5, 21);
     b.log_stiffness = {0.3, -0.2};
     b.damping_ratio = {0.05, 0.1};
-    const RolloutResult r = rollout(b, o);
-    ASSERT_EQ(r.status[0], kOk);
+    const RolloutResult r = run(b, o);
+    ASSERT_EQ(r.status_of(0), Status::Finished);
     const double h = 1e-6;
     for (int p = 0; p < (int)o.tangents.size(); ++p) {
       DiskBatch bp = b, bm = b;
@@ -236,7 +252,7 @@ TEST(DemTangents, MatchCentralFiniteDifferences) {
       }
       RolloutOptions of = o;
       of.tangents.clear();
-      const RolloutResult rp = rollout(bp, of), rm = rollout(bm, of);
+      const RolloutResult rp = run(bp, of), rm = run(bm, of);
       double err = 0, scale = 0;
       for (int f = 0; f < o.n_frames; ++f)
         for (int s = 0; s < 2; ++s)
@@ -253,15 +269,15 @@ TEST(DemTangents, MatchCentralFiniteDifferences) {
   }
 }
 
-TEST(DemLoss, GradientMatchesFiniteDifferenceAndSeedValue) {
+TEST_P(DemPhysics, LossGradientMatchesFiniteDifferenceAndSeedValue) {
   RolloutOptions o = opts(0.002, 80, 5);
-  const RolloutResult obs = rollout(head_on(0.5, 1, 1, 0.54, 0.5, 0.5, std::log(40.0)), o);
+  const RolloutResult obs = run(head_on(0.5, 1, 1, 0.54, 0.5, 0.5, std::log(40.0)), o);
   LossSpec l;
   l.observed = obs.x;
   l.scale = {0.5};
   o.tangents = {{TangentKind::LogStiffness}};
   auto lg = [&](double th) {
-    const RolloutResult r = rollout(head_on(0.5, 1, 1, 0.54, 0.5, 0.5, th), o, &l);
+    const RolloutResult r = run(head_on(0.5, 1, 1, 0.54, 0.5, 0.5, th), o, l);
     return std::make_pair(r.loss[0], r.grad[0]);
   };
   const double th = std::log(18.0), h = 1e-4;
@@ -271,7 +287,7 @@ TEST(DemLoss, GradientMatchesFiniteDifferenceAndSeedValue) {
   EXPECT_NEAR(lg(std::log(40.0)).first, 0.0, 1e-28);
 }
 
-TEST(DemFit, BatchedLockstepFitRecoversStiffnesses) {
+TEST_P(DemPhysics, FitBatchedLockstepFitRecoversStiffnesses) {
   const std::vector<double> ks = {12.0, 25.0, 40.0, 66.0, 90.0};
   const int B = (int)ks.size();
   DiskBatch truth = DiskBatch::make(B, 2), start;
@@ -284,14 +300,14 @@ TEST(DemFit, BatchedLockstepFitRecoversStiffnesses) {
     truth.log_stiffness[s] = std::log(ks[s]);
   }
   RolloutOptions o = opts(0.002, 80, 5);
-  const RolloutResult r = rollout(truth, o);
+  const RolloutResult r = run(truth, o);
   LossSpec l;
   l.observed = r.x;
   l.scale.assign(B, 0.5);
   start = truth;
   start.log_stiffness.assign(B, std::log(10.0));
   FitOptions fo;
-  const FitResult fit = fit_log_stiffness(start, o, l, fo);
+  const FitResult fit = fit_log_stiffness(start, o, l, fo, backend());
   for (int s = 0; s < B; ++s) {
     EXPECT_EQ(fit.outcome[s], kFitConverged) << fit.message[s];
     EXPECT_NEAR(std::exp(fit.theta[s]), ks[s], 1e-3 * ks[s]);
@@ -304,7 +320,7 @@ TEST(DemFit, BatchedLockstepFitRecoversStiffnesses) {
   EXPECT_EQ(fit.round_sizes[0], B);
 }
 
-TEST(DemNeighbors, CellListMatchesAllPairs) {
+TEST_P(DemPhysics, NeighborsCellListMatchesAllPairs) {
   const int B = 2, M = 150;
   DiskBatch b = gas(B, M, 0.95, 0.5, 3);
   RolloutOptions o = opts(1e-3, 10, 20);
@@ -312,12 +328,12 @@ TEST(DemNeighbors, CellListMatchesAllPairs) {
   o.tangential = true;
   o.tangents = {{TangentKind::LogStiffness}};
   o.neighbors = Neighbors::AllPairs;
-  const RolloutResult a = rollout(b, o);
+  const RolloutResult a = run(b, o);
   o.neighbors = Neighbors::CellList;
-  const RolloutResult c = rollout(b, o);
+  const RolloutResult c = run(b, o);
   ASSERT_FALSE(a.used_cells);
   ASSERT_TRUE(c.used_cells);
-  for (int s = 0; s < B; ++s) ASSERT_EQ(c.status[s], kOk);
+  for (int s = 0; s < B; ++s) ASSERT_EQ(c.status_of(s), Status::Finished);
   EXPECT_LT(max_abs_diff(a.x, c.x), 1e-9 * max_abs(a.x));
   EXPECT_LT(max_abs_diff(a.dx, c.dx), 1e-7 * max_abs(a.dx));
 }
@@ -338,7 +354,7 @@ TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
   o.neighbors = Neighbors::CellList;
   o.tangents = {{TangentKind::InitialVelocity, 3, 0}};
   o.cpu_team_threshold = 256;
-  const RolloutResult r1 = rollout(one, o), r2 = rollout(two, o);
+  const RolloutResult r1 = rollout(one, o, Backend::Cpu), r2 = rollout(two, o, Backend::Cpu);
   for (int f = 0; f < 5; ++f)
     for (int d = 0; d < M; ++d)
       for (int c = 0; c < 2; ++c) {
@@ -347,19 +363,19 @@ TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
       }
 }
 
-TEST(DemStatus, LeavingTheGridIsReportedNeverDropped) {
+TEST_P(DemPhysics, StatusLeavingTheGridIsReportedNeverDropped) {
   DiskBatch b = head_on(0.5, 1, 1, 2.0, -1.0, -1.0);  // flying apart
   RolloutOptions o = opts(0.01, 100, 10);
   o.neighbors = Neighbors::CellList;
   o.grid_lo[0] = o.grid_lo[1] = -4;
   o.grid_hi[0] = o.grid_hi[1] = 4;
-  const RolloutResult r = rollout(b, o);
-  EXPECT_EQ(r.status[0], kOutOfGrid);
+  const RolloutResult r = run(b, o);
+  EXPECT_EQ(r.status_of(0), Status::OutOfGrid);
   EXPECT_TRUE(std::isnan(r.pos(99, 0, 0, 0))) << "frames after the stop are NaN";
   EXPECT_FALSE(std::isnan(r.pos(0, 0, 0, 0)));
 }
 
-TEST(DemWalls, ElasticBounceKeepsSpeed) {
+TEST_P(DemPhysics, WallsElasticBounceKeepsSpeed) {
   DiskBatch b = DiskBatch::make(1, 1);
   b.r(0, 0) = 0.5;
   b.m(0, 0) = 2.0;
@@ -369,7 +385,7 @@ TEST(DemWalls, ElasticBounceKeepsSpeed) {
   o.walls = true;
   o.box_lo[0] = o.box_lo[1] = -2;
   o.box_hi[0] = o.box_hi[1] = 2;
-  const RolloutResult r = rollout(b, o);
+  const RolloutResult r = run(b, o);
   int flips = 0;
   for (int f = 1; f < 30; ++f) flips += (r.vel(f, 0, 0, 0) > 0) != (r.vel(f - 1, 0, 0, 0) > 0);
   EXPECT_GE(flips, 1);
@@ -378,8 +394,77 @@ TEST(DemWalls, ElasticBounceKeepsSpeed) {
   for (int f = 0; f < 30; ++f) EXPECT_LT(std::fabs(r.pos(f, 0, 0, 0)), 2.0);
 }
 
+namespace {
+// Three systems of 40 disks at rest on a line (no contacts): system 0 runs all frames; in
+// system 1 disks 5 and 6 coincide (stops at the initial force: Coincident); disk 0 of system 2
+// flies off so fast that its position overflows in the third step (NonFinite at frame 2). With
+// 40 > 32 disks the CUDA driver runs a block per system, so the stops happen inside a team.
+constexpr int kStopDisks = 40, kStopFrames = 5;
+DiskBatch stopping_systems() {
+  DiskBatch b = DiskBatch::make(3, kStopDisks);
+  for (int s = 0; s < 3; ++s)
+    for (int d = 0; d < kStopDisks; ++d) {
+      b.r(s, d) = 0.4;
+      b.m(s, d) = 1.0;
+      b.x(s, d, 0) = 1.0 * d;
+    }
+  b.x(1, 6, 0) = b.x(1, 5, 0);
+  b.v(2, 0, 0) = 6e7;  // x = k * dt * v: 6e307, 1.2e308, then past the largest double
+  return b;
+}
+RolloutOptions stopping_options() {
+  RolloutOptions o;
+  o.dt = 1e300;
+  o.n_frames = kStopFrames;
+  o.stride = 1;
+  o.neighbors = Neighbors::AllPairs;
+  o.tangents = {{TangentKind::InitialVelocity, 0, 0}};
+  return o;
+}
+LossSpec stopping_loss() {
+  LossSpec l;
+  l.observed.assign((size_t)kStopFrames * 2 * kStopDisks * 3, 0.0);
+  return l;
+}
+void expect_stops(const RolloutResult& r) {
+  EXPECT_EQ(r.status_of(0), Status::Finished);
+  EXPECT_EQ(r.status_of(1), Status::Coincident);
+  EXPECT_EQ(r.status_of(2), Status::NonFinite);
+  for (int f = 0; f < kStopFrames; ++f)
+    for (int d = 0; d < kStopDisks; ++d) {
+      EXPECT_EQ(r.pos(f, 0, d, 0), 1.0 * d) << "frame " << f << " disk " << d;
+      EXPECT_TRUE(std::isnan(r.pos(f, 1, d, 0))) << "a system stopped at the start has no frames";
+      EXPECT_EQ(std::isnan(r.pos(f, 2, d, 1)), f >= 2) << "frame " << f << " disk " << d;
+      EXPECT_EQ(std::isnan(r.dpos(f, 0, 2, d, 0)), f >= 2) << "frame " << f << " disk " << d;
+    }
+  EXPECT_TRUE(std::isfinite(r.loss[0]) && std::isfinite(r.grad[0]));
+  EXPECT_TRUE(std::isnan(r.loss[1]) && std::isnan(r.loss[2])) << "no loss for a system that stopped";
+  EXPECT_TRUE(std::isnan(r.grad[1]) && std::isnan(r.grad[2]));
+}
+}  // namespace
+
+TEST_P(DemPhysics, StatusCoincidentAndNonFiniteStopTheirSystemOnly) {
+  expect_stops(run(stopping_systems(), stopping_options(), stopping_loss()));
+}
+
+// The OpenMP team over the disks of one system (more threads than systems, a low team
+// threshold): the stops are decided by the whole team, and every frame equals the serial path.
+TEST(DemTeam, OpenMPTeamStopsLikeTheSerialPath) {
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(4);
+  RolloutOptions team = stopping_options();
+  team.cpu_team_threshold = 8;
+  const RolloutResult on_team = rollout(stopping_systems(), team, stopping_loss(), Backend::Cpu);
+  omp_set_num_threads(threads_before);
+  expect_stops(on_team);
+  const RolloutResult serial = rollout(stopping_systems(), stopping_options(), stopping_loss(), Backend::Cpu);
+  EXPECT_EQ(on_team.status, serial.status);
+  for (size_t i = 0; i < serial.x.size(); ++i)
+    ASSERT_TRUE(on_team.x[i] == serial.x[i] || (std::isnan(on_team.x[i]) && std::isnan(serial.x[i]))) << i;
+}
+
 TEST(DemCuda, MatchesCpuWithin1e12) {
-  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   for (int M : {4, 200}) {
     DiskBatch b = gas(M == 4 ? 300 : 3, M, 0.95, 0.5, 8);
     RolloutOptions o = opts(1e-3, 8, 20);
@@ -390,9 +475,8 @@ TEST(DemCuda, MatchesCpuWithin1e12) {
     o.tangents = {{TangentKind::LogStiffness}, {TangentKind::InitialVelocity, 1, 1}};
     LossSpec l;
     l.observed.assign((size_t)8 * 2 * M * b.n_systems, 0.1);
-    const RolloutResult cpu = rollout(b, o, &l);
-    o.backend = Backend::Cuda;
-    const RolloutResult gpu = rollout(b, o, &l);
+    const RolloutResult cpu = rollout(b, o, l, Backend::Cpu);
+    const RolloutResult gpu = rollout(b, o, l, Backend::Cuda);
     EXPECT_EQ(gpu.backend, Backend::Cuda);
     EXPECT_EQ(cpu.status, gpu.status);
     EXPECT_LE(max_abs_diff(cpu.x, gpu.x), 1e-12 * max_abs(cpu.x)) << "M=" << M;
@@ -428,22 +512,22 @@ TEST(DemBadInput, ClearErrorsNamingParameterAndSystem) {
   {
     DiskBatch b = pair3();
     b.r(2, 1) = -0.1;
-    expect_invalid([&] { rollout(b, o); }, "radius", 2);
+    expect_invalid([&] { rollout(b, o, Backend::Cpu); }, "radius", 2);
   }
   {
     DiskBatch b = pair3();
     b.m(1, 0) = 0.0;
-    expect_invalid([&] { rollout(b, o); }, "mass", 1);
+    expect_invalid([&] { rollout(b, o, Backend::Cpu); }, "mass", 1);
   }
   for (double dt : {0.0, -1e-3}) {
     RolloutOptions bad = o;
     bad.dt = dt;
-    expect_invalid([&] { rollout(pair3(), bad); }, "dt", -1);
+    expect_invalid([&] { rollout(pair3(), bad, Backend::Cpu); }, "dt", -1);
   }
   {
     RolloutOptions bad = o;
     bad.materials[0].restitution = 1.5;
-    expect_invalid([&] { rollout(pair3(), bad); }, "materials[0].restitution", -1);
+    expect_invalid([&] { rollout(pair3(), bad, Backend::Cpu); }, "materials[0].restitution", -1);
   }
   {
     // 12 overlapping disks piled into one cell: overflow of a 8-disk cell.
@@ -453,11 +537,100 @@ TEST(DemBadInput, ClearErrorsNamingParameterAndSystem) {
     RolloutOptions c = o;
     c.neighbors = Neighbors::CellList;
     c.cell_capacity = 8;
-    expect_invalid([&] { rollout(b, c); }, "cell_capacity", 1);
+    expect_invalid([&] { rollout(b, c, Backend::Cpu); }, "cell_capacity", 1);
   }
   {
     DiskBatch b = pair3();
     b.material[1] = 5;
-    expect_invalid([&] { rollout(b, o); }, "material", 1);  // [d*B + b]: disk 0 of system 1
+    expect_invalid([&] { rollout(b, o, Backend::Cpu); }, "material", 1);  // [d*B + b]: disk 0 of system 1
   }
 }
+
+// ---- the lockstep driver of the batched fits, with objectives that misbehave on purpose
+
+namespace {
+// Loss (theta - target_b)^2 for system b; `wrong_gradient` flips the gradient's sign.
+dem::detail::BatchValues quadratic(const std::vector<int>& systems, const std::vector<double>& theta,
+                              bool wrong_gradient = false) {
+  dem::detail::BatchValues v;
+  for (size_t j = 0; j < systems.size(); ++j) {
+    const double target = 2.0 + 0.5 * systems[j];
+    v.loss.push_back((theta[j] - target) * (theta[j] - target));
+    v.grad.push_back((wrong_gradient ? -2.0 : 2.0) * (theta[j] - target));
+  }
+  v.failure.resize(systems.size());
+  return v;
+}
+const std::vector<double> kStart(4, 1.0), kLower(4, 0.0), kUpper(4, 10.0);
+}  // namespace
+
+TEST(DemLockstep, ConvergesAndCountsRounds) {
+  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
+    return quadratic(s, t);
+  });
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(fit.outcome[b], kFitConverged) << fit.message[b];
+    EXPECT_NEAR(fit.theta[b], 2.0 + 0.5 * b, 1e-8);
+  }
+  EXPECT_EQ(dem::detail::live_solvers(), 0);
+}
+
+TEST(DemLockstep, ObjectiveThrowingInRound2PropagatesAndUnwindsEverySolver) {
+  int round = 0;
+  try {
+    dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [&](auto& s, auto& t) {
+      if (++round == 2) throw std::runtime_error("device lost in round 2");
+      return quadratic(s, t);
+    });
+    ADD_FAILURE() << "the objective's exception must propagate";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "device lost in round 2");
+  }
+  EXPECT_EQ(round, 2);
+  EXPECT_EQ(dem::detail::live_solvers(), 0) << "every suspended solver is unwound";
+  // The next fit on this thread starts from a clean state.
+  const FitResult again = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
+    return quadratic(s, t);
+  });
+  EXPECT_EQ(again.outcome[3], kFitConverged);
+}
+
+TEST(DemLockstep, OutOfMemoryIsNotALineSearchStall) {
+  int round = 0;
+  EXPECT_THROW(dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{},
+                                            [&](auto& s, auto& t) {
+                                              if (++round == 3) throw std::bad_alloc();
+                                              return quadratic(s, t);
+                                            }),
+               std::bad_alloc);
+  EXPECT_EQ(dem::detail::live_solvers(), 0);
+}
+
+TEST(DemLockstep, LineSearchFailureIsAStallAtTheLastAcceptedIterate) {
+  // A gradient of the wrong sign: every search direction goes uphill, More-Thuente gives up.
+  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
+    return quadratic(s, t, true);
+  });
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(fit.outcome[b], kFitLineSearchStalled) << fit.message[b];
+    EXPECT_FALSE(fit.message[b].empty());
+    EXPECT_EQ(fit.theta[b], 1.0) << "no step was accepted: the initial point";
+  }
+}
+
+TEST(DemLockstep, MissingValueEndsThatSystemWithItsMessage) {
+  int round = 0;
+  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [&](auto& s, auto& t) {
+    dem::detail::BatchValues v = quadratic(s, t);
+    if (++round == 2)
+      for (size_t j = 0; j < s.size(); ++j)
+        if (s[j] == 1) v.failure[j] = "engine: coincident";
+    return v;
+  });
+  EXPECT_EQ(fit.outcome[1], kFitError);
+  EXPECT_EQ(fit.message[1], "engine: coincident");
+  for (int b : {0, 2, 3}) EXPECT_EQ(fit.outcome[b], kFitConverged) << fit.message[b];
+  EXPECT_EQ(dem::detail::live_solvers(), 0);
+}
+
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(DemPhysics);

@@ -46,21 +46,29 @@ TEST(DemCli, RolloutThenFitRecoversSeedStiffness) {
   npy.read(&magic[0], 6);
   EXPECT_EQ(magic, "\x93NUMPY");
   std::ifstream(dir + "/out_positions.npy.tmp").good() ? ADD_FAILURE() << "temporary file left behind" : void();
+  const auto index = nlohmann::json::parse(std::ifstream(dir + "/out.json"));
+  EXPECT_EQ(index["arrays"]["positions"]["shape"], nlohmann::json::parse("[1, 80, 2, 2]"));
+  EXPECT_EQ(index["provenance"]["options"]["dt"], 0.002);
   std::string text;
   ASSERT_EQ(run("disks " + dir + "/r.json", &text), 0) << text;
   const auto out = nlohmann::json::parse(text);
-  EXPECT_EQ(out["status"][0], 0);
+  EXPECT_EQ(out["systems"][0]["status"], 0);
   auto cfg = nlohmann::json::parse(kSeed);
   cfg["mode"] = "fit";
   cfg.erase("tangents");
-  cfg["observed"] = out["positions"];
+  cfg["observed"] = {out["systems"][0]["positions"]};
   cfg["loss_scale"] = 0.5;
   cfg["log_stiffness"] = std::log(10.0);
   write(dir + "/fit.json", cfg.dump());
   ASSERT_EQ(run("disks " + dir + "/fit.json", &text), 0) << text;
   const auto fit = nlohmann::json::parse(text);
-  EXPECT_NEAR(fit["stiffness_factor"][0].get<double>(), 40.0, 40.0 * 1e-3);
-  EXPECT_EQ(fit["outcome"][0], "converged");
+  EXPECT_NEAR(fit["systems"][0]["stiffness_factor"].get<double>(), 40.0, 40.0 * 1e-3);
+  EXPECT_EQ(fit["outcome_counts"]["converged"], 1);
+  ASSERT_EQ(run("disks " + dir + "/fit.json -f csv -o " + dir + "/fit", &text), 0) << text;
+  std::string header;
+  std::getline(std::ifstream(dir + "/fit.csv"), header);
+  EXPECT_EQ(header.rfind("system,log_stiffness,stiffness_factor,", 0), 0u) << header;
+  EXPECT_TRUE(std::ifstream(dir + "/fit.json").good()) << "meta and provenance next to the CSV";
 }
 
 TEST(DemCli, BadInputExitsNonZeroNamingTheParameter) {
@@ -76,4 +84,9 @@ TEST(DemCli, BadInputExitsNonZeroNamingTheParameter) {
   write(dir + "/r.json", kSeed);
   EXPECT_NE(run("disks " + dir + "/r.json --dt 0", &text), 0);
   EXPECT_NE(text.find("dt"), std::string::npos) << text;
+  cfg = nlohmann::json::parse(kSeed);
+  cfg["stiffnes"] = 1.0;
+  write(dir + "/typo.json", cfg.dump());
+  EXPECT_EQ(run("disks " + dir + "/typo.json", &text), 2) << "invalid input exits 2";
+  EXPECT_NE(text.find("stiffnes"), std::string::npos) << text;
 }

@@ -19,7 +19,8 @@
 
 namespace saltation::dem {
 
-enum NormalModelCode : int { kLinear = 0, kHertz = 1 };
+// The normal force law (see the table above).
+enum class NormalModel : int { Linear, Hertz };
 
 struct ContactParams {
   double k;      // stiffness (already scaled by exp(theta))
@@ -52,7 +53,7 @@ SALTATION_HD inline double damping_ratio_from_restitution(double e) {
   return -le / std::sqrt(pi * pi + le * le);
 }
 
-SALTATION_HD inline ContactEval contact_eval(int model, bool tangential, const ContactParams& p, double delta,
+SALTATION_HD inline ContactEval contact_eval(NormalModel model, bool tangential, const ContactParams& p, double delta,
                                              const double n[2], const double vrel[2]) {
   ContactEval e;
   e.n[0] = n[0];
@@ -62,7 +63,7 @@ SALTATION_HD inline ContactEval contact_eval(int model, bool tangential, const C
   e.delta = delta;
   e.k = p.k;
   double kappa;
-  if (model == kHertz) {
+  if (model == NormalModel::Hertz) {
     const double sq = std::sqrt(delta);
     e.s = delta * sq;
     e.sp = 1.5 * sq;

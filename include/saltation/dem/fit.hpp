@@ -11,7 +11,7 @@
 namespace saltation::dem {
 
 enum FitOutcome : int {
-  kFitError = 0,              // the engine failed for this system (message says why); theta is the last request
+  kFitError = 0,              // the engine stopped this system (message: its status); theta is the last request
   kFitConverged = 1,          // a tolerance (epsilon / delta) was met
   kFitMaxIterations = 2,      // stopped at max_iterations
   kFitLineSearchStalled = 3,  // the line search made no progress; theta is the last accepted iterate
@@ -49,8 +49,10 @@ struct FitResult {
 };
 
 // batch.log_stiffness holds the initial guesses; options.tangents is replaced by the log
-// stiffness; loss.observed holds the observations.
+// stiffness; loss.observed holds the observations. Every round is one rollout on `backend`.
+// Bad input throws InvalidInput before any work; an exception from a rollout (out of memory,
+// a CUDA error) propagates after every solver has been unwound.
 FitResult fit_log_stiffness(const DiskBatch& batch, const RolloutOptions& options, const LossSpec& loss,
-                            const FitOptions& fit);
+                            const FitOptions& fit, Backend backend = Backend::Auto);
 
 }  // namespace saltation::dem

@@ -5,87 +5,97 @@
 // loop (SerialTeam per system, or an OpenMP team over the disks of one system), the CUDA
 // driver from a thin kernel (one thread per system, or a block per system).
 //
-// Layouts (B systems, M disks, P tangent directions, F frames; i = 2*disk + component):
-//   per-disk inputs     radius, mass, material           [d*B + b]
-//   per-system inputs   theta (log stiffness), zeta      [b]
-//   states              x0, v0                           [i*B + b]
-//   saved frames        out_x, out_v                     [(f*2M + i)*B + b]
-//   saved tangents      out_dx, out_dv                   [((f*P + p)*2M + i)*B + b]
-//   observations        obs                              [(f*2M + i)*B + b]
-//   loss, status        [b]; gradient [p*B + b]
+// Layouts, with b the system (n_systems of them, fastest), d the disk, p the tangent
+// direction, f the frame and i = 2*d + component:
+//   per-disk inputs     radius, mass, material           [d*n_systems + b]
+//   per-system inputs   log_stiffness, damping_ratio     [b]
+//   states              x0, v0                           [i*n_systems + b]
+//   saved frames        x, v                             [(f*2*n_disks + i)*n_systems + b]
+//   saved tangents      dx, dv                           [((f*n_tangents + p)*2*n_disks + i)*n_systems + b]
+//   observations        observed                         [(f*2*n_disks + i)*n_systems + b]
+//   loss, status        [b]; gradient [p*n_systems + b]
 // Work memory is addressed through Work (base pointer + stride), so the CPU can use a
 // contiguous per-thread buffer and the GPU an interleaved (coalesced) one.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "saltation/config.hpp"
 #include "saltation/dem/contact.hpp"
+#include "saltation/numeric.hpp"
+#include "saltation/status.hpp"
 
 namespace saltation::dem {
 
-// Status codes written per system. Nonzero stops that system; remaining outputs are NaN.
-enum StatusCode : int {
-  kOk = 0,
-  kCellOverflow = 1,    // a cell of the cell list would hold more than cell_capacity disks
-  kOutOfGrid = 2,       // a disk left the cell-list grid
-  kCoincident = 3,      // two disks at exactly the same position (normal undefined)
-  kNonFinite = 4,       // a position or velocity became NaN/Inf
-};
+// A direction of the forward tangents (the derivative of the whole rollout along it).
+enum class TangentKind : int { LogStiffness, Damping, InitialVelocity, InitialPosition };
 
-enum TangentKindCode : int { kTanLogStiffness = 0, kTanDamping = 1, kTanV0 = 2, kTanX0 = 3 };
-
-struct RolloutConfig {
-  int B = 0, M = 0, P = 0, n_mat = 0;
+// What rollout_system reads and writes: sizes, options and raw pointers into host or device
+// memory. Trivially copyable, passed to kernels by value. The host owners of the arrays are
+// the engine's prepared inputs and RolloutResult (engine.hpp); src/dem/engine_internal.hpp
+// holds the one list of the arrays that wires views, device mirrors and copies.
+struct RolloutView {
+  int n_systems = 0, n_disks = 0, n_tangents = 0, n_materials = 0;
   int n_frames = 0, stride = 0;
   double dt = 0;
-  int normal_model = kLinear;
-  int tangential = 0;
-  int walls = 0;  // 1: reflecting (elastic-contact) walls at box_lo / box_hi
+  NormalModel normal = NormalModel::Linear;
+  bool tangential = false;
+  bool walls = false;  // reflecting (elastic-contact) walls at box_lo / box_hi
   double box_lo[2] = {0, 0}, box_hi[2] = {0, 0};
-  int use_cells = 0;
+  bool use_cells = false;
   double grid_lo[2] = {0, 0};
   double cell_size = 0;
   int grid_n[2] = {0, 0};
-  int cell_cap = 0;
-  const double* pair_k = nullptr;     // [n_mat * n_mat], stiffness at theta = 0
+  int cell_capacity = 0;
+  int loss_components = 1;  // bit 0: x component, bit 1: y component
+  // inputs
+  const double* pair_k = nullptr;     // [n_materials^2], stiffness at log_stiffness = 0
   const double* pair_zeta = nullptr;  // damping ratio from the pair restitution
   const double* pair_mu = nullptr;
   const double* pair_gt = nullptr;
   const double* radius = nullptr;
   const double* mass = nullptr;
   const int* material = nullptr;
-  const double* theta = nullptr;
-  const double* zeta = nullptr;
+  const double* log_stiffness = nullptr;
+  const double* damping_ratio = nullptr;
   const double* x0 = nullptr;
   const double* v0 = nullptr;
-  const int* tan_kind = nullptr;   // [P]
-  const int* tan_index = nullptr;  // [P]
-  double* out_x = nullptr;
-  double* out_v = nullptr;
-  double* out_dx = nullptr;
-  double* out_dv = nullptr;
-  const double* obs = nullptr;
-  int loss_mask = 1;  // bit 0: x component, bit 1: y component
-  const double* loss_scale = nullptr;  // [b]
+  const TangentKind* tangent_kind = nullptr;  // [n_tangents]
+  const int* tangent_index = nullptr;         // [n_tangents] state index i of an initial-state direction
+  const double* observed = nullptr;           // null: no loss
+  const double* loss_scale = nullptr;         // [b]
+  // outputs (null: not wanted)
+  double* x = nullptr;
+  double* v = nullptr;
+  double* dx = nullptr;
+  double* dv = nullptr;
   double* loss = nullptr;
   double* grad = nullptr;
   int* status = nullptr;
 
   SALTATION_HD int n_cells() const { return use_cells ? grid_n[0] * grid_n[1] : 0; }
-  SALTATION_HD long work_doubles() const { return 7L * M * (1 + P); }
-  SALTATION_HD long work_ints() const { return 1L + M + (long)n_cells() * (1 + cell_cap); }
+  SALTATION_HD long work_doubles() const { return 7L * n_disks * (1 + n_tangents); }
+  SALTATION_HD long work_ints() const { return 1L + n_disks + (long)n_cells() * (1 + cell_capacity); }
 };
+static_assert(std::is_trivially_copyable<RolloutView>::value, "RolloutView is passed to kernels by value");
 
+// Per-system work memory: element k of the doubles at doubles[k * double_stride].
 struct Work {
-  double* d;
-  long ds;
-  int* i;
-  long is;
+  double* doubles;
+  long double_stride;
+  int* ints;
+  long int_stride;
 };
 
-// A "team" runs for_each over disks (with a barrier after it) and single (one member, then a
-// barrier). SerialTeam is the plain loop; the CUDA block team and the OpenMP team live in
-// their drivers.
+// A "team" runs the per-system code together:
+//   for_each(n, f)  f(0..n-1) split over the members, then a barrier;
+//   single(f)       one member runs f, then a barrier;
+//   any(pred)       true on every member when pred is true on any member. It is a barrier:
+//                   every member evaluates pred before any member leaves, so a value read
+//                   after the previous barrier cannot be overwritten by a fast member's next
+//                   phase before a slow member has read it. Every decision that changes the
+//                   sequence of barriers (break, early exit) must go through any().
+// SerialTeam is the plain loop; the CUDA block team and the OpenMP team live in their drivers.
 struct SerialTeam {
   template <class F>
   SALTATION_HD void for_each(int n, F&& f) const {
@@ -95,50 +105,54 @@ struct SerialTeam {
   SALTATION_HD void single(F&& f) const {
     f();
   }
+  SALTATION_HD bool any(bool pred) const { return pred; }
 };
 
-namespace detail {
-SALTATION_HD inline bool finite(double v) { return v - v == 0.0; }
-}  // namespace detail
-
 template <class Team>
-SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b, const Work& w) {
-  const int M = c.M, P = c.P, B = c.B;
-  const int N2 = 2 * M;
-  double* const wd = w.d;
-  const long s = w.ds;
-  // work offsets (in elements)
-  const long oX = 0, oV = N2, oF = 2L * N2, oDX = 3L * N2, oDV = oDX + (long)P * N2, oDF = oDV + (long)P * N2;
-  const long oAL = oDF + (long)P * N2, oAG = oAL + M;
-  int* const wi = w.i;
-  const long is = w.is;
-  const long oCell = 1, oCount = 1 + M, oSlot = 1 + M + c.n_cells();
+SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, const Work& w) {
+  const int n_disks = c.n_disks, n_tangents = c.n_tangents, n_systems = c.n_systems;
+  const int n_coords = 2 * n_disks;  // state entries of one system: x and y of every disk
+  double* const wd = w.doubles;
+  const long s = w.double_stride;
+  // work offsets (in elements): positions, velocities, forces, their tangents, and the
+  // per-disk loss and gradient accumulators
+  const long oX = 0, oV = n_coords, oF = 2L * n_coords, oDX = 3L * n_coords;
+  const long oDV = oDX + (long)n_tangents * n_coords, oDF = oDV + (long)n_tangents * n_coords;
+  const long oAL = oDF + (long)n_tangents * n_coords, oAG = oAL + n_disks;
+  int* const wi = w.ints;
+  const long is = w.int_stride;
+  // int work: the status, each disk's cell, the cell counts, the cell slots
+  const long oCell = 1, oCount = 1 + n_disks, oSlot = 1 + n_disks + c.n_cells();
 #define SD(off) wd[(off) * s]
 #define SI(off) wi[(off) * is]
 
-  const double kscale = std::exp(c.theta[b]);
-  const double zeta_b = c.zeta ? c.zeta[b] : 0.0;
+  const double kscale = std::exp(c.log_stiffness[b]);
+  const double zeta_b = c.damping_ratio ? c.damping_ratio[b] : 0.0;
   const double dt = c.dt;
 
-  auto status = [&]() -> int { return SI(0); };
+  // The status slot is written inside phases (all writers of one phase write the same value)
+  // and read for decisions only through team.any() (see the team contract above).
+  auto status = [&]() { return static_cast<Status>(SI(0)); };
+  auto set_status = [&](Status st) { SI(0) = static_cast<int>(st); };
+  auto stopped = [&]() { return team.any(status() != Status::Finished); };
 
   auto build_cells = [&]() {
     const int nc = c.n_cells();
     for (int q = 0; q < nc; ++q) SI(oCount + q) = 0;
-    for (int d = 0; d < M; ++d) {
+    for (int d = 0; d < n_disks; ++d) {
       const double gx = (SD(oX + 2 * d) - c.grid_lo[0]) / c.cell_size;
       const double gy = (SD(oX + 2 * d + 1) - c.grid_lo[1]) / c.cell_size;
       if (!(gx >= 0.0 && gy >= 0.0 && gx < (double)c.grid_n[0] && gy < (double)c.grid_n[1])) {
-        SI(0) = kOutOfGrid;
+        set_status(Status::OutOfGrid);
         return;
       }
       const int cell = (int)gy * c.grid_n[0] + (int)gx;
       const int cnt = SI(oCount + cell);
-      if (cnt >= c.cell_cap) {
-        SI(0) = kCellOverflow;
+      if (cnt >= c.cell_capacity) {
+        set_status(Status::CellOverflow);
         return;
       }
-      SI(oSlot + (long)cell * c.cell_cap + cnt) = d;
+      SI(oSlot + (long)cell * c.cell_capacity + cnt) = d;
       SI(oCount + cell) = cnt + 1;
       SI(oCell + d) = cell;
     }
@@ -146,28 +160,28 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b
 
   // Force (and force tangents) on disk d from its contacts.
   auto force_on = [&](int d) {
-    const double Rd = c.radius[(long)d * B + b];
-    const double md = c.mass[(long)d * B + b];
-    const int matd = c.material[(long)d * B + b];
+    const double Rd = c.radius[(long)d * n_systems + b];
+    const double md = c.mass[(long)d * n_systems + b];
+    const int matd = c.material[(long)d * n_systems + b];
     const double xd0 = SD(oX + 2 * d), xd1 = SD(oX + 2 * d + 1);
     const double vd0 = SD(oV + 2 * d), vd1 = SD(oV + 2 * d + 1);
     double F0 = 0.0, F1 = 0.0;
-    for (int p = 0; p < P; ++p) {
-      SD(oDF + (long)p * N2 + 2 * d) = 0.0;
-      SD(oDF + (long)p * N2 + 2 * d + 1) = 0.0;
+    for (int p = 0; p < n_tangents; ++p) {
+      SD(oDF + (long)p * n_coords + 2 * d) = 0.0;
+      SD(oDF + (long)p * n_coords + 2 * d + 1) = 0.0;
     }
-    auto dtheta_of = [&](int p) { return c.tan_kind[p] == kTanLogStiffness ? 1.0 : 0.0; };
-    auto dzeta_of = [&](int p) { return c.tan_kind[p] == kTanDamping ? 1.0 : 0.0; };
+    auto dtheta_of = [&](int p) { return c.tangent_kind[p] == TangentKind::LogStiffness ? 1.0 : 0.0; };
+    auto dzeta_of = [&](int p) { return c.tangent_kind[p] == TangentKind::Damping ? 1.0 : 0.0; };
 
     auto pair = [&](int j) {
       if (j == d) return;
       const double e0 = xd0 - SD(oX + 2 * j), e1 = xd1 - SD(oX + 2 * j + 1);
       const double r2 = e0 * e0 + e1 * e1;
-      const double Rj = c.radius[(long)j * B + b];
+      const double Rj = c.radius[(long)j * n_systems + b];
       const double sumR = Rd + Rj;
       if (r2 >= sumR * sumR) return;
       if (r2 == 0.0) {
-        SI(0) = kCoincident;
+        set_status(Status::Coincident);
         return;
       }
       const double r = std::sqrt(r2);
@@ -175,19 +189,19 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b
       if (!(delta > 0.0)) return;
       const double n[2] = {e0 / r, e1 / r};
       const double vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
-      const double mj = c.mass[(long)j * B + b];
-      const int q = matd * c.n_mat + c.material[(long)j * B + b];
+      const double mj = c.mass[(long)j * n_systems + b];
+      const int q = matd * c.n_materials + c.material[(long)j * n_systems + b];
       ContactParams cp;
       cp.k = kscale * c.pair_k[q];
       cp.zeta = c.pair_zeta[q] + zeta_b;
       cp.meff = md * mj / (md + mj);
       cp.mu = c.pair_mu[q];
       cp.gt = c.pair_gt[q];
-      const ContactEval ev = contact_eval(c.normal_model, c.tangential != 0, cp, delta, n, vrel);
+      const ContactEval ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
       F0 += ev.F[0];
       F1 += ev.F[1];
-      for (int p = 0; p < P; ++p) {
-        const long op = (long)p * N2;
+      for (int p = 0; p < n_tangents; ++p) {
+        const long op = (long)p * n_coords;
         const double dd0 = SD(oDX + op + 2 * d) - SD(oDX + op + 2 * j);
         const double dd1 = SD(oDX + op + 2 * d + 1) - SD(oDX + op + 2 * j + 1);
         const double dr = n[0] * dd0 + n[1] * dd1;
@@ -210,15 +224,15 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b
           if (xx < 0 || xx >= c.grid_n[0]) continue;
           const int q = yy * c.grid_n[0] + xx;
           const int cnt = SI(oCount + q);
-          for (int t = 0; t < cnt; ++t) pair(SI(oSlot + (long)q * c.cell_cap + t));
+          for (int t = 0; t < cnt; ++t) pair(SI(oSlot + (long)q * c.cell_capacity + t));
         }
       }
     } else {
-      for (int j = 0; j < M; ++j) pair(j);
+      for (int j = 0; j < n_disks; ++j) pair(j);
     }
 
     if (c.walls) {
-      const int q = matd * c.n_mat + matd;
+      const int q = matd * c.n_materials + matd;
       ContactParams cp;
       cp.k = kscale * c.pair_k[q];
       cp.zeta = c.pair_zeta[q] + zeta_b;
@@ -234,12 +248,12 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b
         if (!(delta > 0.0)) continue;
         double n[2] = {0.0, 0.0};
         n[axis] = upper ? -1.0 : 1.0;
-        const ContactEval ev = contact_eval(c.normal_model, c.tangential != 0, cp, delta, n, vrel);
+        const ContactEval ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
         F0 += ev.F[0];
         F1 += ev.F[1];
         const double dn[2] = {0.0, 0.0};
-        for (int p = 0; p < P; ++p) {
-          const long op = (long)p * N2;
+        for (int p = 0; p < n_tangents; ++p) {
+          const long op = (long)p * n_coords;
           const double ddelta = -n[axis] * SD(oDX + op + 2 * d + axis);
           const double dvrel[2] = {SD(oDV + op + 2 * d), SD(oDV + op + 2 * d + 1)};
           double dF[2];
@@ -254,109 +268,118 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutConfig& c, int b
   };
 
   auto kick = [&](int d) {  // v += dt/2 F/m
-    const double h = 0.5 * dt / c.mass[(long)d * B + b];
+    const double h = 0.5 * dt / c.mass[(long)d * n_systems + b];
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
       SD(oV + k) += h * SD(oF + k);
-      for (int p = 0; p < P; ++p) SD(oDV + (long)p * N2 + k) += h * SD(oDF + (long)p * N2 + k);
+      for (int p = 0; p < n_tangents; ++p) SD(oDV + (long)p * n_coords + k) += h * SD(oDF + (long)p * n_coords + k);
     }
   };
   auto drift = [&](int d) {  // x += dt v
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
       SD(oX + k) += dt * SD(oV + k);
-      for (int p = 0; p < P; ++p) SD(oDX + (long)p * N2 + k) += dt * SD(oDV + (long)p * N2 + k);
+      for (int p = 0; p < n_tangents; ++p) SD(oDX + (long)p * n_coords + k) += dt * SD(oDV + (long)p * n_coords + k);
     }
   };
-  const int ncomp = ((c.loss_mask & 1) ? 1 : 0) + ((c.loss_mask & 2) ? 1 : 0);
+  const int n_loss_components = ((c.loss_components & 1) ? 1 : 0) + ((c.loss_components & 2) ? 1 : 0);
   auto save = [&](int f, int d) {
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
       const double xv = SD(oX + k), vv = SD(oV + k);
-      if (!detail::finite(xv) || !detail::finite(vv)) SI(0) = kNonFinite;
-      const long of = ((long)f * N2 + k) * B + b;
-      if (c.out_x) c.out_x[of] = xv;
-      if (c.out_v) c.out_v[of] = vv;
-      for (int p = 0; p < P; ++p) {
-        const long ot = (((long)f * P + p) * N2 + k) * B + b;
-        if (c.out_dx) c.out_dx[ot] = SD(oDX + (long)p * N2 + k);
-        if (c.out_dv) c.out_dv[ot] = SD(oDV + (long)p * N2 + k);
+      if (!is_finite(xv) || !is_finite(vv)) set_status(Status::NonFinite);
+      const long of = ((long)f * n_coords + k) * n_systems + b;
+      if (c.x) c.x[of] = xv;
+      if (c.v) c.v[of] = vv;
+      for (int p = 0; p < n_tangents; ++p) {
+        const long ot = (((long)f * n_tangents + p) * n_coords + k) * n_systems + b;
+        if (c.dx) c.dx[ot] = SD(oDX + (long)p * n_coords + k);
+        if (c.dv) c.dv[ot] = SD(oDV + (long)p * n_coords + k);
       }
-      if (c.obs && ((c.loss_mask >> (k - 2 * d)) & 1)) {
+      if (c.observed && ((c.loss_components >> (k - 2 * d)) & 1)) {
         const double inv = 1.0 / c.loss_scale[b];
-        const double res = (xv - c.obs[of]) * inv;
+        const double res = (xv - c.observed[of]) * inv;
         SD(oAL + d) += res * res;
-        for (int p = 0; p < P; ++p) SD(oAG + (long)p * M + d) += 2.0 * res * inv * SD(oDX + (long)p * N2 + k);
+        for (int p = 0; p < n_tangents; ++p)
+          SD(oAG + (long)p * n_disks + d) += 2.0 * res * inv * SD(oDX + (long)p * n_coords + k);
       }
     }
   };
 
   // ---- initial state, seeds, initial forces
-  team.single([&]() { SI(0) = kOk; });
-  team.for_each(M, [&](int d) {
+  team.single([&]() { set_status(Status::Finished); });
+  team.for_each(n_disks, [&](int d) {
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
-      SD(oX + k) = c.x0[(long)k * B + b];
-      SD(oV + k) = c.v0[(long)k * B + b];
-      for (int p = 0; p < P; ++p) {
-        SD(oDX + (long)p * N2 + k) = (c.tan_kind[p] == kTanX0 && c.tan_index[p] == k) ? 1.0 : 0.0;
-        SD(oDV + (long)p * N2 + k) = (c.tan_kind[p] == kTanV0 && c.tan_index[p] == k) ? 1.0 : 0.0;
+      SD(oX + k) = c.x0[(long)k * n_systems + b];
+      SD(oV + k) = c.v0[(long)k * n_systems + b];
+      for (int p = 0; p < n_tangents; ++p) {
+        const bool seed_index = c.tangent_index[p] == k;
+        SD(oDX + (long)p * n_coords + k) = (c.tangent_kind[p] == TangentKind::InitialPosition && seed_index) ? 1.0 : 0.0;
+        SD(oDV + (long)p * n_coords + k) = (c.tangent_kind[p] == TangentKind::InitialVelocity && seed_index) ? 1.0 : 0.0;
       }
     }
     SD(oAL + d) = 0.0;
-    for (int p = 0; p < P; ++p) SD(oAG + (long)p * M + d) = 0.0;
+    for (int p = 0; p < n_tangents; ++p) SD(oAG + (long)p * n_disks + d) = 0.0;
   });
   if (c.use_cells) team.single(build_cells);
+  bool stop = stopped();
+  if (!stop) {
+    team.for_each(n_disks, force_on);
+    stop = stopped();
+  }
   int done_frames = 0;
-  if (status() == kOk) {
-    team.for_each(M, force_on);
-    for (int f = 0; f < c.n_frames && status() == kOk; ++f) {
-      bool pending_kick = false;
-      for (int st = 0; st < c.stride; ++st) {
-        team.for_each(M, [&](int d) {
-          if (pending_kick) kick(d);
-          kick(d);
-          drift(d);
-        });
-        pending_kick = true;
-        if (c.use_cells) team.single(build_cells);
-        if (status() != kOk) break;
-        team.for_each(M, force_on);
-        if (status() != kOk) break;
-      }
-      if (status() != kOk) break;
-      team.for_each(M, [&](int d) {
+  for (int f = 0; f < c.n_frames && !stop; ++f) {
+    bool pending_kick = false;
+    for (int st = 0; st < c.stride && !stop; ++st) {
+      team.for_each(n_disks, [&](int d) {
+        if (pending_kick) kick(d);
         kick(d);
-        save(f, d);
+        drift(d);
       });
-      if (status() == kOk) done_frames = f + 1;
+      pending_kick = true;
+      if (c.use_cells) {
+        team.single(build_cells);
+        stop = stopped();
+        if (stop) break;
+      }
+      team.for_each(n_disks, force_on);
+      stop = stopped();
     }
+    if (stop) break;
+    team.for_each(n_disks, [&](int d) {
+      kick(d);
+      save(f, d);
+    });
+    stop = stopped();
+    if (!stop) done_frames = f + 1;
   }
   // ---- frames not completed: NaN, never stale values
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (done_frames < c.n_frames) {
-    team.for_each(M, [&](int d) {
+    team.for_each(n_disks, [&](int d) {
       for (int f = done_frames; f < c.n_frames; ++f)
         for (int k = 2 * d; k < 2 * d + 2; ++k) {
-          const long of = ((long)f * N2 + k) * B + b;
-          if (c.out_x) c.out_x[of] = nan;
-          if (c.out_v) c.out_v[of] = nan;
-          for (int p = 0; p < P; ++p) {
-            const long ot = (((long)f * P + p) * N2 + k) * B + b;
-            if (c.out_dx) c.out_dx[ot] = nan;
-            if (c.out_dv) c.out_dv[ot] = nan;
+          const long of = ((long)f * n_coords + k) * n_systems + b;
+          if (c.x) c.x[of] = nan;
+          if (c.v) c.v[of] = nan;
+          for (int p = 0; p < n_tangents; ++p) {
+            const long ot = (((long)f * n_tangents + p) * n_coords + k) * n_systems + b;
+            if (c.dx) c.dx[ot] = nan;
+            if (c.dv) c.dv[ot] = nan;
           }
         }
     });
   }
   team.single([&]() {
-    const int st = status();
-    if (c.status) c.status[b] = st;
-    if (c.obs && c.loss) {
-      const double norm = 1.0 / ((double)c.n_frames * M * ncomp);
+    const Status st = status();
+    if (c.status) c.status[b] = static_cast<int>(st);
+    if (c.observed && c.loss) {
+      const bool finished = st == Status::Finished;
+      const double norm = 1.0 / ((double)c.n_frames * n_disks * n_loss_components);
       double L = 0.0;
-      for (int d = 0; d < M; ++d) L += SD(oAL + d);
-      c.loss[b] = st == kOk ? L * norm : nan;
-      for (int p = 0; p < P; ++p) {
+      for (int d = 0; d < n_disks; ++d) L += SD(oAL + d);
+      c.loss[b] = finished ? L * norm : nan;
+      for (int p = 0; p < n_tangents; ++p) {
         double G = 0.0;
-        for (int d = 0; d < M; ++d) G += SD(oAG + (long)p * M + d);
-        if (c.grad) c.grad[(long)p * B + b] = st == kOk ? G * norm : nan;
+        for (int d = 0; d < n_disks; ++d) G += SD(oAG + (long)p * n_disks + d);
+        if (c.grad) c.grad[(long)p * n_systems + b] = finished ? G * norm : nan;
       }
     }
   });

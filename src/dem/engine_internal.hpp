@@ -1,0 +1,73 @@
+#pragma once
+// Internals shared by the disk-contact drivers (engine.cpp, engine_cuda.cu, fit.cpp): the
+// prepared inputs, the one list of the arrays a RolloutView points to, and the drivers.
+#include <vector>
+
+#include "saltation/dem/engine.hpp"
+
+namespace saltation::dem::detail {
+
+// Host storage of everything a rollout reads, validated and normalised (defaults filled in,
+// material pair tables built), named as in RolloutView.
+struct RolloutInputs {
+  std::vector<double> pair_k, pair_zeta, pair_mu, pair_gt;
+  std::vector<double> radius, mass;
+  std::vector<int> material;
+  std::vector<double> log_stiffness, damping_ratio;
+  std::vector<double> x0, v0;
+  std::vector<TangentKind> tangent_kind;
+  std::vector<int> tangent_index;
+  std::vector<double> observed, loss_scale;  // empty: no loss
+};
+
+// Call f(a.x, b.x) for each input array x, and for each output array x, of any two of
+// RolloutInputs / RolloutResult, RolloutView and the CUDA driver's device mirror (they name
+// their arrays alike): the one list of the arrays.
+template <class A, class B, class F>
+void zip_inputs(A& a, B& b, F&& f) {
+  f(a.pair_k, b.pair_k);
+  f(a.pair_zeta, b.pair_zeta);
+  f(a.pair_mu, b.pair_mu);
+  f(a.pair_gt, b.pair_gt);
+  f(a.radius, b.radius);
+  f(a.mass, b.mass);
+  f(a.material, b.material);
+  f(a.log_stiffness, b.log_stiffness);
+  f(a.damping_ratio, b.damping_ratio);
+  f(a.x0, b.x0);
+  f(a.v0, b.v0);
+  f(a.tangent_kind, b.tangent_kind);
+  f(a.tangent_index, b.tangent_index);
+  f(a.observed, b.observed);
+  f(a.loss_scale, b.loss_scale);
+}
+template <class A, class B, class F>
+void zip_outputs(A& a, B& b, F&& f) {
+  f(a.x, b.x);
+  f(a.v, b.v);
+  f(a.dx, b.dx);
+  f(a.dv, b.dv);
+  f(a.loss, b.loss);
+  f(a.grad, b.grad);
+  f(a.status, b.status);
+}
+
+// A validated rollout: its inputs, its sizes and options as a view without arrays, and the
+// result with every wanted output allocated.
+struct Prepared {
+  RolloutInputs inputs;
+  RolloutView shape;  // sizes and options; the array pointers are null
+  RolloutResult result;
+
+  // The view of the host arrays (the CPU driver runs on it).
+  RolloutView host_view();
+};
+
+// Validates the batch, the options and the loss (throws InvalidInput naming the parameter
+// and the system) and allocates the result.
+Prepared prepare(const DiskBatch& batch, const RolloutOptions& options, const LossSpec* loss);
+void run_cpu(const RolloutView& view, int team_threshold, const Progress* progress);
+// Copies the inputs to the device, runs, copies the outputs back into prepared.result.
+void run_cuda(Prepared& prepared, int block_threshold, const Progress* progress);
+
+}  // namespace saltation::dem::detail
