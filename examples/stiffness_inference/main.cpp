@@ -38,11 +38,11 @@ void check(bool ok, const std::string& what) {
   }
 }
 
-// B systems of the seed's two disks: positions +-0.54, velocities +-speed_b.
+// One system per entry of theta of the seed's two disks: positions +-0.54, velocities +-speed_b.
 DiskBatch two_disks(const std::vector<double>& theta, const std::vector<double>& speed) {
-  const int B = (int)theta.size();
-  DiskBatch b = DiskBatch::make(B, 2);
-  for (int s = 0; s < B; ++s) {
+  const int n_systems = (int)theta.size();
+  DiskBatch b = DiskBatch::make(n_systems, 2);
+  for (int s = 0; s < n_systems; ++s) {
     for (int d = 0; d < 2; ++d) {
       b.r(s, d) = kRadius;
       b.m(s, d) = kMass;
@@ -71,11 +71,11 @@ RolloutResult simulate(double theta, double speed, Backend be) {
 }
 
 // Seed loss: mean over frames and disks of ((x - x_obs) / R)^2, x components only.
-LossSpec seed_loss(const std::vector<double>& observed, int B) {
+LossSpec seed_loss(const std::vector<double>& observed, int n_systems) {
   LossSpec l;
   l.observed = observed;
   l.components = 1;
-  l.scale.assign(B, kRadius);
+  l.scale.assign(n_systems, kRadius);
   return l;
 }
 
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     check(std::fabs(g_ad) > 1e-5, "|gradient| > 1e-5");
     std::printf("Gradient at k=18: AD=%.8f, finite difference=%.8f\n", g_ad, g_fd);
 
-    // ---- fit with L-BFGS-B on [log 5, log 100]
+    // ---- fit with L-BFGS-n_systems on [log 5, log 100]
     DiskBatch fb = two_disks({theta_init}, {kTrainSpeed});
     FitOptions fo;
     fo.lower = std::log(5.0 / kRef);
@@ -210,9 +210,9 @@ int main(int argc, char** argv) {
 
     // ---- at scale: many independent noisy inference problems in one call
     if (batch > 0) {
-      const int B = batch;
-      std::vector<double> k_true(B), speed(B), th_true(B), th0(B, theta_init);
-      for (int s = 0; s < B; ++s) {
+      const int n_systems = batch;
+      std::vector<double> k_true(n_systems), speed(n_systems), th_true(n_systems), th0(n_systems, theta_init);
+      for (int s = 0; s < n_systems; ++s) {
         k_true[s] = 15.0 * std::pow(80.0 / 15.0, uniform(11, s));  // log-uniform in [15, 80]
         speed[s] = 0.3 + 0.4 * uniform(12, s);                      // uniform in [0.3, 0.7]
         th_true[s] = std::log(k_true[s] / kRef);
@@ -220,16 +220,16 @@ int main(int argc, char** argv) {
       RolloutOptions so = seed_options();
       so.save_velocities = false;
       RolloutResult truth = rollout(two_disks(th_true, speed), so, be);
-      LossSpec bl = seed_loss(truth.x, B);
+      LossSpec bl = seed_loss(truth.x, n_systems);
       for (size_t i = 0; i < bl.observed.size(); ++i) bl.observed[i] += noise * kRadius * normal(13, i);
       FitOptions bo = fo;
       bo.record_history = false;
       bo.delta = 1e-12;  // with noise the loss floor is ~sigma^2: stop when it changes by < 1e-12
       const FitResult bf = fit_log_stiffness(two_disks(th0, speed), so, bl, bo, be);
-      std::vector<double> rel(B);
+      std::vector<double> rel(n_systems);
       int n_ok = 0, it_sum = 0, it_max = 0, ev_sum = 0;
       double mean = 0.0;
-      for (int s = 0; s < B; ++s) {
+      for (int s = 0; s < n_systems; ++s) {
         rel[s] = kRef * std::exp(bf.theta[s]) / k_true[s] - 1.0;
         n_ok += bf.outcome[s] != kFitError;
         it_sum += bf.iterations[s];
@@ -237,31 +237,31 @@ int main(int argc, char** argv) {
         ev_sum += bf.evaluations[s];
         mean += rel[s];
       }
-      mean /= B;
+      mean /= n_systems;
       double var = 0.0;
       for (double r : rel) var += (r - mean) * (r - mean);
-      const double sd = std::sqrt(var / std::max(1, B - 1));
+      const double sd = std::sqrt(var / std::max(1, n_systems - 1));
       std::vector<double> srt = rel;
       std::sort(srt.begin(), srt.end());
-      auto q = [&](double p) { return srt[(size_t)std::min<double>(B - 1, std::floor(p * (B - 1) + 0.5))]; };
-      std::printf("Batched fit: %d systems (k_true log-uniform in [15, 80], speed in [0.3, 0.7], noise sigma=%.1e R)\n", B, noise);
+      auto q = [&](double p) { return srt[(size_t)std::min<double>(n_systems - 1, std::floor(p * (n_systems - 1) + 0.5))]; };
+      std::printf("Batched fit: %d systems (k_true log-uniform in [15, 80], speed in [0.3, 0.7], noise sigma=%.1e R)\n", n_systems, noise);
       int n_by[4] = {0, 0, 0, 0};
       long sys_evals = 0;
-      for (int s = 0; s < B; ++s) ++n_by[bf.outcome[s] & 3];
+      for (int s = 0; s < n_systems; ++s) ++n_by[bf.outcome[s] & 3];
       for (int r : bf.round_sizes) sys_evals += r;
       std::printf("  outcomes: converged %d, max_iterations %d, line_search_stalled %d, error %d\n", n_by[1], n_by[2], n_by[3], n_by[0]);
-      std::printf("  finished without error: %d/%d; iterations mean %.2f max %d; evaluations mean %.2f\n", n_ok, B,
-                  (double)it_sum / B, it_max, (double)ev_sum / B);
+      std::printf("  finished without error: %d/%d; iterations mean %.2f max %d; evaluations mean %.2f\n", n_ok, n_systems,
+                  (double)it_sum / n_systems, it_max, (double)ev_sum / n_systems);
       std::printf("  relative error k_fit/k_true - 1: mean %.3e, sd %.3e, 5%% %.3e, median %.3e, 95%% %.3e\n", mean, sd, q(0.05),
                   q(0.5), q(0.95));
       std::printf("  %d batched loss+gradient rounds (first round %d systems); wall %.3f s (engine %.3f s): %.3f ms per round, "
                   "%.3f ms per system (whole fit), %.2f us engine time per system-evaluation (%ld evaluations)\n",
                   bf.rounds, bf.round_sizes.empty() ? 0 : bf.round_sizes[0], bf.seconds, bf.engine_seconds,
-                  1e3 * bf.seconds / std::max(1, bf.rounds), 1e3 * bf.seconds / B, 1e6 * bf.engine_seconds / std::max(1L, sys_evals),
+                  1e3 * bf.seconds / std::max(1, bf.rounds), 1e3 * bf.seconds / n_systems, 1e6 * bf.engine_seconds / std::max(1L, sys_evals),
                   sys_evals);
       {
         std::vector<std::pair<std::string, int>> msgs;
-        for (int s = 0; s < B; ++s) {
+        for (int s = 0; s < n_systems; ++s) {
           if (bf.message[s].empty()) continue;
           auto it = std::find_if(msgs.begin(), msgs.end(), [&](auto& m) { return m.first == bf.message[s]; });
           if (it == msgs.end()) msgs.push_back({bf.message[s], 1});
@@ -269,9 +269,9 @@ int main(int argc, char** argv) {
         }
         for (auto& m : msgs) std::printf("  %d system(s): %s\n", m.second, m.first.c_str());
       }
-      check(n_ok == B, "every batched fit finished");
+      check(n_ok == n_systems, "every batched fit finished");
       std::string bc = "k_true,speed,k_fit,loss,iterations,evaluations,outcome\n";
-      for (int s = 0; s < B; ++s) {
+      for (int s = 0; s < n_systems; ++s) {
         std::snprintf(line, sizeof line, "%.17g,%.17g,%.17g,%.17g,%d,%d,%d\n", k_true[s], speed[s], kRef * std::exp(bf.theta[s]),
                       bf.loss[s], bf.iterations[s], bf.evaluations[s], bf.outcome[s]);
         bc += line;

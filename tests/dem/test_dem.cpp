@@ -56,19 +56,19 @@ double rnd(unsigned long i) {
   return (x >> 11) * 0x1.0p-53;
 }
 
-// A small gas of M disks on a jittered grid in a box, B systems with different velocities.
-DiskBatch gas(int B, int M, double spacing, double R, unsigned long seed) {
-  DiskBatch b = DiskBatch::make(B, M);
-  const int side = (int)std::ceil(std::sqrt((double)M));
-  for (int s = 0; s < B; ++s)
-    for (int d = 0; d < M; ++d) {
+// A small gas of n_disks disks on a jittered grid in a box, n_systems systems with different velocities.
+DiskBatch gas(int n_systems, int n_disks, double spacing, double R, unsigned long seed) {
+  DiskBatch b = DiskBatch::make(n_systems, n_disks);
+  const int side = (int)std::ceil(std::sqrt((double)n_disks));
+  for (int s = 0; s < n_systems; ++s)
+    for (int d = 0; d < n_disks; ++d) {
       b.r(s, d) = R * (0.8 + 0.2 * rnd(seed + 7 * d));
       b.m(s, d) = 1.0 + rnd(seed + 11 * d);
       b.x(s, d, 0) = spacing * (d % side) + 0.1 * R * rnd(seed + 13 * d + s);
       b.x(s, d, 1) = spacing * (d / side) + 0.1 * R * rnd(seed + 17 * d + s);
       b.v(s, d, 0) = rnd(seed + 19 * d + 3 * s) - 0.5;
       b.v(s, d, 1) = rnd(seed + 23 * d + 5 * s) - 0.5;
-      if (M > 1) b.material[(long)d * B + s] = d % 2;
+      if (n_disks > 1) b.material[(long)d * n_systems + s] = d % 2;
     }
   return b;
 }
@@ -136,22 +136,22 @@ TEST_P(DemPhysics, ConservationMomentumWithDampingFrictionAndManyDisks) {
   o.materials = {Material{200.0, 0.7, 0.4, 2.0}, Material{100.0, 0.9, 0.2, 1.0}};
   o.tangential = true;
   o.neighbors = Neighbors::AllPairs;
-  const int B = 3, M = 16;
-  DiskBatch b = gas(B, M, 0.9, 0.5, 5);
+  const int n_systems = 3, n_disks = 16;
+  DiskBatch b = gas(n_systems, n_disks, 0.9, 0.5, 5);
   const RolloutResult r = run(b, o);
   int contacts_seen = 0;
-  for (int s = 0; s < B; ++s) {
+  for (int s = 0; s < n_systems; ++s) {
     ASSERT_EQ(r.status_of(s), Status::Finished);
     double p0[2] = {0, 0};
-    for (int d = 0; d < M; ++d)
+    for (int d = 0; d < n_disks; ++d)
       for (int c = 0; c < 2; ++c) p0[c] += b.m(s, d) * b.v(s, d, c);
     for (int f = 0; f < o.n_frames; ++f)
       for (int c = 0; c < 2; ++c) {
         double p = 0;
-        for (int d = 0; d < M; ++d) p += b.m(s, d) * r.vel(f, s, d, c);
+        for (int d = 0; d < n_disks; ++d) p += b.m(s, d) * r.vel(f, s, d, c);
         EXPECT_NEAR(p, p0[c], 1e-12);
       }
-    for (int d = 0; d < M; ++d)
+    for (int d = 0; d < n_disks; ++d)
       if (std::fabs(r.vel(o.n_frames - 1, s, d, 0) - b.v(s, d, 0)) > 1e-3) ++contacts_seen;
   }
   EXPECT_GT(contacts_seen, 10) << "the gas must actually collide for this test to mean anything";
@@ -159,8 +159,8 @@ TEST_P(DemPhysics, ConservationMomentumWithDampingFrictionAndManyDisks) {
 
 TEST_P(DemPhysics, VerletEnergyDriftOrderAtLeast1p8) {
   // Elastic gas in a box with walls; max |E(t) - E0| over the frames at fixed physical times.
-  const int M = 9, B = 1;
-  DiskBatch b = gas(B, M, 1.1, 0.5, 9);
+  const int n_disks = 9, n_systems = 1;
+  DiskBatch b = gas(n_systems, n_disks, 1.1, 0.5, 9);
   std::vector<double> drift;
   for (int refine : {1, 2, 4}) {
     RolloutOptions o = opts(2e-3 / refine, 40, 25 * refine, 50.0);
@@ -172,7 +172,7 @@ TEST_P(DemPhysics, VerletEnergyDriftOrderAtLeast1p8) {
     EXPECT_EQ(r.status_of(0), Status::Finished);
     auto energy = [&](auto pos, auto vel) {
       double E = 0;
-      for (int d = 0; d < M; ++d) {
+      for (int d = 0; d < n_disks; ++d) {
         const double R = b.r(0, d), m = b.m(0, d);
         const int md = d % 2;
         const double kd = md ? 80.0 : 50.0;
@@ -182,7 +182,7 @@ TEST_P(DemPhysics, VerletEnergyDriftOrderAtLeast1p8) {
           if (lo > 0) E += 0.5 * kd * lo * lo;
           if (hi > 0) E += 0.5 * kd * hi * hi;
         }
-        for (int j = d + 1; j < M; ++j) {
+        for (int j = d + 1; j < n_disks; ++j) {
           const double kj = (j % 2) ? 80.0 : 50.0;
           const double k = md == (j % 2) ? kd : 2 * kd * kj / (kd + kj);
           const double dx = pos(d, 0) - pos(j, 0), dy = pos(d, 1) - pos(j, 1);
@@ -289,9 +289,9 @@ TEST_P(DemPhysics, LossGradientMatchesFiniteDifferenceAndSeedValue) {
 
 TEST_P(DemPhysics, FitBatchedLockstepFitRecoversStiffnesses) {
   const std::vector<double> ks = {12.0, 25.0, 40.0, 66.0, 90.0};
-  const int B = (int)ks.size();
-  DiskBatch truth = DiskBatch::make(B, 2), start;
-  for (int s = 0; s < B; ++s) {
+  const int n_systems = (int)ks.size();
+  DiskBatch truth = DiskBatch::make(n_systems, 2), start;
+  for (int s = 0; s < n_systems; ++s) {
     for (int d = 0; d < 2; ++d) truth.r(s, d) = 0.5, truth.m(s, d) = 1.0;
     truth.x(s, 0, 0) = -0.54;
     truth.x(s, 1, 0) = 0.54;
@@ -303,12 +303,12 @@ TEST_P(DemPhysics, FitBatchedLockstepFitRecoversStiffnesses) {
   const RolloutResult r = run(truth, o);
   LossSpec l;
   l.observed = r.x;
-  l.scale.assign(B, 0.5);
+  l.scale.assign(n_systems, 0.5);
   start = truth;
-  start.log_stiffness.assign(B, std::log(10.0));
+  start.log_stiffness.assign(n_systems, std::log(10.0));
   FitOptions fo;
   const FitResult fit = fit_log_stiffness(start, o, l, fo, backend());
-  for (int s = 0; s < B; ++s) {
+  for (int s = 0; s < n_systems; ++s) {
     EXPECT_EQ(fit.outcome[s], kFitConverged) << fit.message[s];
     EXPECT_NEAR(std::exp(fit.theta[s]), ks[s], 1e-3 * ks[s]);
     EXPECT_LT(fit.loss[s], 1e-6 * fit.initial_loss[s]);
@@ -317,12 +317,12 @@ TEST_P(DemPhysics, FitBatchedLockstepFitRecoversStiffnesses) {
   int max_ev = 0;
   for (int e : fit.evaluations) max_ev = std::max(max_ev, e);
   EXPECT_EQ(fit.rounds, max_ev);
-  EXPECT_EQ(fit.round_sizes[0], B);
+  EXPECT_EQ(fit.round_sizes[0], n_systems);
 }
 
 TEST_P(DemPhysics, NeighborsCellListMatchesAllPairs) {
-  const int B = 2, M = 150;
-  DiskBatch b = gas(B, M, 0.95, 0.5, 3);
+  const int n_systems = 2, n_disks = 150;
+  DiskBatch b = gas(n_systems, n_disks, 0.95, 0.5, 3);
   RolloutOptions o = opts(1e-3, 10, 20);
   o.materials = {Material{200.0, 0.8, 0.3, 1.0}, Material{300.0, 0.9, 0.3, 1.0}};
   o.tangential = true;
@@ -333,16 +333,16 @@ TEST_P(DemPhysics, NeighborsCellListMatchesAllPairs) {
   const RolloutResult c = run(b, o);
   ASSERT_FALSE(a.used_cells);
   ASSERT_TRUE(c.used_cells);
-  for (int s = 0; s < B; ++s) ASSERT_EQ(c.status_of(s), Status::Finished);
+  for (int s = 0; s < n_systems; ++s) ASSERT_EQ(c.status_of(s), Status::Finished);
   EXPECT_LT(max_abs_diff(a.x, c.x), 1e-9 * max_abs(a.x));
   EXPECT_LT(max_abs_diff(a.dx, c.dx), 1e-7 * max_abs(a.dx));
 }
 
 TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
-  // B = 1 with M >= cpu_team_threshold runs the OpenMP team over disks; B = 2 runs one system per thread.
-  const int M = 300;
-  DiskBatch one = gas(1, M, 0.95, 0.5, 4), two = DiskBatch::make(2, M);
-  for (int d = 0; d < M; ++d)
+  // n_systems = 1 with n_disks >= cpu_team_threshold runs the OpenMP team over disks; n_systems = 2 runs one system per thread.
+  const int n_disks = 300;
+  DiskBatch one = gas(1, n_disks, 0.95, 0.5, 4), two = DiskBatch::make(2, n_disks);
+  for (int d = 0; d < n_disks; ++d)
     for (int s = 0; s < 2; ++s) {
       two.r(s, d) = one.r(0, d);
       two.m(s, d) = one.m(0, d);
@@ -356,7 +356,7 @@ TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
   o.cpu_team_threshold = 256;
   const RolloutResult r1 = rollout(one, o, Backend::Cpu), r2 = rollout(two, o, Backend::Cpu);
   for (int f = 0; f < 5; ++f)
-    for (int d = 0; d < M; ++d)
+    for (int d = 0; d < n_disks; ++d)
       for (int c = 0; c < 2; ++c) {
         ASSERT_EQ(r1.pos(f, 0, d, c), r2.pos(f, 1, d, c));
         ASSERT_EQ(r1.dpos(f, 0, 0, d, c), r2.dpos(f, 0, 1, d, c));
@@ -465,25 +465,25 @@ TEST(DemTeam, OpenMPTeamStopsLikeTheSerialPath) {
 
 TEST(DemCuda, MatchesCpuWithin1e12) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  for (int M : {4, 200}) {
-    DiskBatch b = gas(M == 4 ? 300 : 3, M, 0.95, 0.5, 8);
+  for (int n_disks : {4, 200}) {
+    DiskBatch b = gas(n_disks == 4 ? 300 : 3, n_disks, 0.95, 0.5, 8);
     RolloutOptions o = opts(1e-3, 8, 20);
     o.materials = {Material{200.0, 0.8, 0.3, 1.0}, Material{300.0, 0.9, 0.3, 1.0}};
     o.tangential = true;
-    o.normal = M == 4 ? NormalModel::Linear : NormalModel::Hertz;
-    o.neighbors = M == 4 ? Neighbors::AllPairs : Neighbors::CellList;
+    o.normal = n_disks == 4 ? NormalModel::Linear : NormalModel::Hertz;
+    o.neighbors = n_disks == 4 ? Neighbors::AllPairs : Neighbors::CellList;
     o.tangents = {{TangentKind::LogStiffness}, {TangentKind::InitialVelocity, 1, 1}};
     LossSpec l;
-    l.observed.assign((size_t)8 * 2 * M * b.n_systems, 0.1);
+    l.observed.assign((size_t)8 * 2 * n_disks * b.n_systems, 0.1);
     const RolloutResult cpu = rollout(b, o, l, Backend::Cpu);
     const RolloutResult gpu = rollout(b, o, l, Backend::Cuda);
     EXPECT_EQ(gpu.backend, Backend::Cuda);
     EXPECT_EQ(cpu.status, gpu.status);
-    EXPECT_LE(max_abs_diff(cpu.x, gpu.x), 1e-12 * max_abs(cpu.x)) << "M=" << M;
-    EXPECT_LE(max_abs_diff(cpu.v, gpu.v), 1e-12 * max_abs(cpu.v)) << "M=" << M;
-    EXPECT_LE(max_abs_diff(cpu.dx, gpu.dx), 1e-12 * max_abs(cpu.dx)) << "M=" << M;
-    EXPECT_LE(max_abs_diff(cpu.loss, gpu.loss), 1e-12 * max_abs(cpu.loss)) << "M=" << M;
-    EXPECT_LE(max_abs_diff(cpu.grad, gpu.grad), 1e-12 * max_abs(cpu.grad)) << "M=" << M;
+    EXPECT_LE(max_abs_diff(cpu.x, gpu.x), 1e-12 * max_abs(cpu.x)) << "n_disks=" << n_disks;
+    EXPECT_LE(max_abs_diff(cpu.v, gpu.v), 1e-12 * max_abs(cpu.v)) << "n_disks=" << n_disks;
+    EXPECT_LE(max_abs_diff(cpu.dx, gpu.dx), 1e-12 * max_abs(cpu.dx)) << "n_disks=" << n_disks;
+    EXPECT_LE(max_abs_diff(cpu.loss, gpu.loss), 1e-12 * max_abs(cpu.loss)) << "n_disks=" << n_disks;
+    EXPECT_LE(max_abs_diff(cpu.grad, gpu.grad), 1e-12 * max_abs(cpu.grad)) << "n_disks=" << n_disks;
   }
 }
 
@@ -542,7 +542,7 @@ TEST(DemBadInput, ClearErrorsNamingParameterAndSystem) {
   {
     DiskBatch b = pair3();
     b.material[1] = 5;
-    expect_invalid([&] { rollout(b, o, Backend::Cpu); }, "material", 1);  // [d*B + b]: disk 0 of system 1
+    expect_invalid([&] { rollout(b, o, Backend::Cpu); }, "material", 1);  // [d*n_systems + b]: disk 0 of system 1
   }
 }
 
