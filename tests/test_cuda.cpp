@@ -3,12 +3,11 @@
 #include <cmath>
 #include <random>
 
-#include "saltation/builtin.hpp"
+#include "backends.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
-#include "test_support.hpp"
 
 using namespace saltation;
 
@@ -57,13 +56,10 @@ Options options(double t_final, double dt, int capacity) {
   return o;
 }
 
-#define SKIP_WITHOUT_DEVICE() \
-  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device"
-
 }  // namespace
 
 TEST(Cuda, BouncingBallMatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   Batch b(1000, 3);
   for (std::size_t i = 0; i < b.n; ++i) {
     b.at(i, 0) = 0.5 + 2.0 * i / b.n;
@@ -76,7 +72,7 @@ TEST(Cuda, BouncingBallMatchesCpu) {
 }
 
 TEST(Cuda, ThermostatMatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   Batch b(512, 6);
   for (std::size_t i = 0; i < b.n; ++i) {
     const double th[6] = {19.0 + 0.002 * i, 18.0, 10.0 + 0.01 * i, 8.0, 20.0, 22.0 + 0.001 * i};
@@ -86,22 +82,22 @@ TEST(Cuda, ThermostatMatchesCpu) {
 }
 
 TEST(Cuda, TerrainBallK3MatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   compare(TerrainBall<3>{}, sample_terrain_batch<3>(2048, 1), options(3.0, 1e-3, 16));
 }
 
 TEST(Cuda, TerrainBallK24MatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   compare(TerrainBall<24>{}, sample_terrain_batch<24>(512, 2), options(3.0, 1e-3, 16));
 }
 
 TEST(Cuda, TerrainBallK192MatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   compare(TerrainBall<192>{}, sample_terrain_batch<192>(128, 3), options(2.0, 1e-3, 8));
 }
 
 TEST(Cuda, StatusesMatchCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   // Capacity, settled, Zeno and invalid rows in one batch.
   Options o = options(10.0, 1e-3, 6);
   o.v_stop = 0.5;
@@ -111,6 +107,6 @@ TEST(Cuda, StatusesMatchCpu) {
 }
 
 TEST(Cuda, AutoPicksCudaWithDevice) {
-  SKIP_WITHOUT_DEVICE();
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   EXPECT_EQ(resolve_backend(Backend::Auto), Backend::Cuda);
 }

@@ -8,48 +8,14 @@
 #include "saltation/models/terrain_ball.hpp"
 #include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
-#include "test_support.hpp"
+#include "backends.hpp"
+#include "user_models.hpp"
 
 using namespace saltation;
-using saltation::testing::solve_cpu;
+using saltation::testing::solve_on;
+using saltation::testing::TwoThresholds;
 
 namespace {
-
-// A test-local model (also showing that user models need nothing from src/): a particle
-// falling through two thresholds, both active, with a reflecting reset on each.
-struct TwoThresholds {
-  static constexpr int N = 2, P = 3, M = 2, F = 0;
-  static constexpr const char* name = "two_thresholds";
-  int initial_mode = 0;
-  SALTATION_HD static int flow_param(int) { return -1; }
-  template <class S, class Th>
-  SALTATION_HD void initial_state(const Th&, S* q) const {
-    q[0] = S(1.0);
-    q[1] = S(-1.0);
-  }
-  template <class S, class Th>
-  SALTATION_HD void flow(const S* q, int, const Th&, S* f) const {
-    f[0] = q[1];
-    f[1] = S(0.0);
-  }
-  // Guard j at height theta[j]; theta[2] is the restitution.
-  template <class S, class Th>
-  SALTATION_HD S guard(int j, const S* q, int, const Th& th) const {
-    return q[0] - th[j];
-  }
-  SALTATION_HD int direction(int, int) const { return -1; }
-  template <class S, class Th>
-  SALTATION_HD int reset(int, const S* q, int mode, const Th& th, S* qp) const {
-    qp[0] = q[0];
-    qp[1] = -th[2] * q[1];
-    return mode;
-  }
-  template <class Th>
-  SALTATION_HD int invalid_param(const Th&) const { return -1; }
-  static std::string param_name(int p) { return "p" + std::to_string(p); }
-  static std::string param_domain(int) { return "finite"; }
-  void validate_config() const {}
-};
 
 Options opts(double t_final, double dt, int capacity = 32) {
   Options o;
@@ -59,18 +25,25 @@ Options opts(double t_final, double dt, int capacity = 32) {
   return o;
 }
 
+// The suites carry the names of models and of saltation::Status, so those are spelled with
+// saltation:: below.
+using Rk4 = saltation::testing::BackendTest;
+using TerrainBall = saltation::testing::BackendTest;
+using Status = saltation::testing::BackendTest;
+using Events = saltation::testing::BackendTest;
+using Thermostat = saltation::testing::BackendTest;
+using Sensitivities = saltation::testing::BackendTest;
+using HostApi = saltation::testing::BackendTest;
 
-}  // namespace
-
-TEST(Rk4, ObservedOrderFourOnSmoothFlow) {
+TEST_P(Rk4, ObservedOrderFourOnSmoothFlow) {
   // Terrain ball with drag, high above flat ground: x(t), y(t) have closed forms.
-  TerrainBall<0> m;
+  saltation::TerrainBall<0> m;
   m.x0 = 0.0;
   m.y0 = 100.0;
   m.gravity = 9.81;
   const double vx0 = 2.0, vy0 = 1.0, c = 1.5, T = 2.0;
   auto error = [&](double dt) {
-    const Result r = solve_cpu(m, {{vx0, vy0, c, 0.5, 0.1}}, opts(T, dt));
+    const Result r = solve_on(backend(), m, {{vx0, vy0, c, 0.5, 0.1}}, opts(T, dt));
     const double E = std::exp(-c * T), g = 9.81;
     const double x = vx0 * (1.0 - E) / c;
     const double y = 100.0 + (vy0 + g / c) * (1.0 - E) / c - g * T / c;
@@ -83,15 +56,15 @@ TEST(Rk4, ObservedOrderFourOnSmoothFlow) {
   EXPECT_NEAR(std::log2(e2 / e3), 4.0, 0.2);
 }
 
-TEST(TerrainBall, ImpactsAndFinalStateStableUnderStepRefinement) {
+TEST_P(TerrainBall, ImpactsAndFinalStateStableUnderStepRefinement) {
   std::mt19937_64 rng(7);
-  TerrainBall<3> m;
+  saltation::TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
   for (int i = 0; i < 4; ++i) theta.push_back(sample_terrain_row<3>(rng));
-  const Result a = solve_cpu(m, theta, opts(2.0, 1e-3));
-  const Result b = solve_cpu(m, theta, opts(2.0, 5e-4));
+  const Result a = solve_on(backend(), m, theta, opts(2.0, 1e-3));
+  const Result b = solve_on(backend(), m, theta, opts(2.0, 5e-4));
   for (std::size_t i = 0; i < theta.size(); ++i) {
-    ASSERT_EQ(a.status_of(i), Status::Finished);
+    ASSERT_EQ(a.status_of(i), saltation::Status::Finished);
     ASSERT_GE(a.n_events[i], 2) << "row " << i << " should bounce";
     ASSERT_EQ(a.n_events[i], b.n_events[i]);
     for (int c = 0; c < a.n_events[i]; ++c) {
@@ -102,13 +75,13 @@ TEST(TerrainBall, ImpactsAndFinalStateStableUnderStepRefinement) {
   }
 }
 
-TEST(TerrainBall, ImpactLiesOnTerrainAndResetFollowsLocalFrame) {
+TEST_P(TerrainBall, ImpactLiesOnTerrainAndResetFollowsLocalFrame) {
   std::mt19937_64 rng(11);
-  TerrainBall<3> m;
+  saltation::TerrainBall<3> m;
   const std::vector<double> th = sample_terrain_row<3>(rng);
-  const Result r = solve_cpu(m, {th}, opts(3.0, 1e-3));
+  const Result r = solve_on(backend(), m, {th}, opts(3.0, 1e-3));
   ASSERT_GE(r.n_events[0], 1);
-  const core::RowParams view{th.data(), 1};
+  const RowParams view{th.data(), 1};
   for (int c = 0; c < r.n_events[0]; ++c) {
     double h, dh;
     const double x = r.event_q(0, c, 0);
@@ -124,33 +97,33 @@ TEST(TerrainBall, ImpactLiesOnTerrainAndResetFollowsLocalFrame) {
   }
 }
 
-TEST(Status, FinishedReturnsStateAtTFinal) {
+TEST_P(Status, FinishedReturnsStateAtTFinal) {
   BouncingBall m;
-  const Result r = solve_cpu(m, {{10.0, 0.0, 0.5}}, opts(1.0, 1e-3));
-  EXPECT_EQ(r.status_of(0), Status::Finished);
+  const Result r = solve_on(backend(), m, {{10.0, 0.0, 0.5}}, opts(1.0, 1e-3));
+  EXPECT_EQ(r.status_of(0), saltation::Status::Finished);
   EXPECT_EQ(r.t_end[0], 1.0);
   EXPECT_NEAR(r.qf_of(0, 0), 10.0 - 0.5 * 9.81, 1e-12);
   EXPECT_NEAR(r.qf_of(0, 1), -9.81, 1e-12);
 }
 
-TEST(Status, EventCapacityReturnsPreImpactStateOfTruncatingCrossing) {
+TEST_P(Status, EventCapacityReturnsPreImpactStateOfTruncatingCrossing) {
   BouncingBall m;
   const std::vector<std::vector<double>> th = {{2.0, 0.0, 0.8}};
-  const Result full = solve_cpu(m, th, opts(6.0, 1e-3, 10));
-  const Result cut = solve_cpu(m, th, opts(6.0, 1e-3, 2));
-  ASSERT_EQ(cut.status_of(0), Status::EventCapacity);
+  const Result full = solve_on(backend(), m, th, opts(6.0, 1e-3, 10));
+  const Result cut = solve_on(backend(), m, th, opts(6.0, 1e-3, 2));
+  ASSERT_EQ(cut.status_of(0), saltation::Status::EventCapacity);
   EXPECT_EQ(cut.n_events[0], 2);
   EXPECT_EQ(cut.t_end[0], full.event_time(0, 2));
   for (int k = 0; k < 2; ++k) EXPECT_EQ(cut.qf_of(0, k), full.event_q(0, 2, k));
   EXPECT_LT(cut.qf_of(0, 1), 0.0);  // still falling: pre-impact
 }
 
-TEST(Status, SettledReturnsPostImpactState) {
+TEST_P(Status, SettledReturnsPostImpactState) {
   BouncingBall m;
   Options o = opts(10.0, 1e-3, 100);
   o.v_stop = 1.0;
-  const Result r = solve_cpu(m, {{2.0, 0.0, 0.8}}, o);
-  ASSERT_EQ(r.status_of(0), Status::Settled);
+  const Result r = solve_on(backend(), m, {{2.0, 0.0, 0.8}}, o);
+  ASSERT_EQ(r.status_of(0), saltation::Status::Settled);
   const int last = r.n_events[0] - 1;
   EXPECT_EQ(r.t_end[0], r.event_time(0, last));
   for (int k = 0; k < 2; ++k) EXPECT_EQ(r.qf_of(0, k), r.event_q_plus(0, last, k));
@@ -158,46 +131,46 @@ TEST(Status, SettledReturnsPostImpactState) {
   EXPECT_GE(-r.event_q(0, last - 1, 1), 1.0);  // the impact before was still faster
 }
 
-TEST(Status, NonFiniteReturnsLastFiniteState) {
-  TerrainBall<0> m;
+TEST_P(Status, NonFiniteReturnsLastFiniteState) {
+  saltation::TerrainBall<0> m;
   m.y0 = 5.0;
-  const Result r = solve_cpu(m, {{1.0, 0.0, 1e300, 0.5, 0.1}}, opts(1.0, 1e-2));
-  ASSERT_EQ(r.status_of(0), Status::NonFinite);
+  const Result r = solve_on(backend(), m, {{1.0, 0.0, 1e300, 0.5, 0.1}}, opts(1.0, 1e-2));
+  ASSERT_EQ(r.status_of(0), saltation::Status::NonFinite);
   EXPECT_EQ(r.t_end[0], 0.0);
   EXPECT_EQ(r.qf_of(0, 1), 5.0);
   EXPECT_EQ(r.qf_of(0, 2), 1.0);
 }
 
-TEST(Status, InvalidRowsMarkedWhenAsked) {
+TEST_P(Status, InvalidRowsMarkedWhenAsked) {
   BouncingBall m;
   Options o = opts(1.0, 1e-3);
   o.mark_invalid_rows = true;
-  const Result r = solve_cpu(m, {{1.0, 0.0, 0.5}, {1.0, 0.0, 1.5}, {-1.0, 0.0, 0.5}}, o);
-  EXPECT_EQ(r.status_of(0), Status::Finished);
-  EXPECT_EQ(r.status_of(1), Status::InvalidInput);
-  EXPECT_EQ(r.status_of(2), Status::InvalidInput);
+  const Result r = solve_on(backend(), m, {{1.0, 0.0, 0.5}, {1.0, 0.0, 1.5}, {-1.0, 0.0, 0.5}}, o);
+  EXPECT_EQ(r.status_of(0), saltation::Status::Finished);
+  EXPECT_EQ(r.status_of(1), saltation::Status::InvalidInput);
+  EXPECT_EQ(r.status_of(2), saltation::Status::InvalidInput);
   EXPECT_EQ(r.n_events[1], 0);
 }
 
-TEST(Status, ZenoOnChatterWithZeroRestitution) {
+TEST_P(Status, ZenoOnChatterWithZeroRestitution) {
   // e = 0 on a slope: the ball can only chatter down the surface; never integrates below it.
-  TerrainBall<1> m;
+  saltation::TerrainBall<1> m;
   m.x0 = -0.5;
   m.y0 = 0.7;
   Options o = opts(2.0, 1e-3, 10000);
-  const Result r = solve(m, saltation::testing::rows({{0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0, 0.5}}, 8), o, Backend::Cpu);
-  EXPECT_EQ(r.status_of(0), Status::Zeno);
+  const Result r = solve_on(backend(), m, {{0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0, 0.5}}, o);
+  EXPECT_EQ(r.status_of(0), saltation::Status::Zeno);
   double h, dh;
   const std::vector<double> th = {0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0, 0.5};
-  m.terrain(r.qf_of(0, 0), core::RowParams{th.data(), 1}, h, dh);
+  m.terrain(r.qf_of(0, 0), RowParams{th.data(), 1}, h, dh);
   EXPECT_GE(r.qf_of(0, 1) - h, -1e-12);
 }
 
-TEST(Events, ProbesCatchBumpsNarrowerThanAStep) {
+TEST_P(Events, ProbesCatchBumpsNarrowerThanAStep) {
   // Flat flight at y = 0.5 with vx = 10 (no gravity) over one bump of height 1 and width w.
   // Each step covers 0.1 in x. A bump is "caught" at width w when it is detected for every
   // placement of its centre relative to the step grid.
-  TerrainBall<1> m;
+  saltation::TerrainBall<1> m;
   m.x0 = 0.0;
   m.y0 = 0.5;
   m.gravity = 0.0;
@@ -208,7 +181,7 @@ TEST(Events, ProbesCatchBumpsNarrowerThanAStep) {
     for (int s = 0; s < placements; ++s) theta.push_back({10.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.0 + step_x * s / placements, w});
     Options o = opts(0.3, dt, 4);
     o.probes = probes;
-    const Result r = solve(m, saltation::testing::rows(theta, 8), o, Backend::Cpu);
+    const Result r = solve_on(backend(), m, theta, o);
     for (int s = 0; s < placements; ++s)
       if (r.n_events[s] == 0) return false;
     return true;
@@ -227,8 +200,8 @@ TEST(Events, ProbesCatchBumpsNarrowerThanAStep) {
   std::vector<std::vector<double>> one = {{10.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.05, 0.02}};
   Options o0 = opts(0.3, dt, 4), o3 = o0;
   o0.probes = 0;
-  EXPECT_EQ(solve(m, saltation::testing::rows(one, 8), o0, Backend::Cpu).n_events[0], 0);
-  EXPECT_GE(solve(m, saltation::testing::rows(one, 8), o3, Backend::Cpu).n_events[0], 1);
+  EXPECT_EQ(solve_on(backend(), m, one, o0).n_events[0], 0);
+  EXPECT_GE(solve_on(backend(), m, one, o3).n_events[0], 1);
   const double w0 = narrowest(0), w3 = narrowest(3);
   RecordProperty("narrowest_width_no_probes", std::to_string(w0));
   RecordProperty("narrowest_width_3_probes", std::to_string(w3));
@@ -236,18 +209,18 @@ TEST(Events, ProbesCatchBumpsNarrowerThanAStep) {
   EXPECT_GE(w0 / w3, 2.0);
 }
 
-TEST(Events, GrazingImpactsAreFlagged) {
+TEST_P(Events, GrazingImpactsAreFlagged) {
   // Horizontal flight (no gravity) into a bump of height 1 and width 0.2 at x = 1: at y = 0.9999
   // the ball meets the bump near its top, where the terrain is almost parallel to the velocity
   // (|g_q . f| / (|g_q| |f|) ~ 0.07); at y = 0.3 it hits the flank (~ 0.9).
-  TerrainBall<1> m;
+  saltation::TerrainBall<1> m;
   m.gravity = 0.0;
   Options o = opts(2.0, 1e-3, 2);
   o.graze_tol = 0.1;
   std::vector<Result> rs;
   for (double y0 : {0.9999, 0.3}) {
     m.y0 = y0;
-    rs.push_back(solve(m, saltation::testing::rows({{1.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.0, 0.2}}, 8), o, Backend::Cpu));
+    rs.push_back(solve_on(backend(), m, {{1.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.0, 0.2}}, o));
   }
   ASSERT_GE(rs[0].n_events[0], 1);
   ASSERT_GE(rs[1].n_events[0], 1);
@@ -255,22 +228,22 @@ TEST(Events, GrazingImpactsAreFlagged) {
   EXPECT_EQ(rs[1].ev_flags[0] & EventGrazing, 0);
 }
 
-TEST(Events, EarliestOfTwoCrossingsInOneStepWins) {
+TEST_P(Events, EarliestOfTwoCrossingsInOneStepWins) {
   TwoThresholds m;
   // Moving down at speed 1 from x = 1 with dt = 0.6: guard 1 (x = 0.5) is crossed before guard 0 (x = 0.45)
   // within the first step.
   Options o = opts(0.6, 0.6, 1);
   o.probes = 0;
-  const Result r = solve(m, saltation::testing::rows({{0.45, 0.5, 1.0}}, 3), o, Backend::Cpu);
+  const Result r = solve_on(backend(), m, {{0.45, 0.5, 1.0}}, o);
   ASSERT_GE(r.n_events[0], 1);
   EXPECT_EQ(r.ev_guard[0], 1);
   EXPECT_NEAR(r.event_time(0, 0), 0.5, 1e-12);
 }
 
-TEST(Events, ExactTiesGoToTheLowerGuardIndex) {
+TEST_P(Events, ExactTiesGoToTheLowerGuardIndex) {
   TwoThresholds m;
   Options o = opts(0.6, 0.6, 1);
-  const Result r = solve(m, saltation::testing::rows({{0.5, 0.5, 1.0}, {0.5, 0.5, 1.0}}, 3), o, Backend::Cpu);
+  const Result r = solve_on(backend(), m, {{0.5, 0.5, 1.0}, {0.5, 0.5, 1.0}}, o);
   for (int i = 0; i < 2; ++i) {
     ASSERT_GE(r.n_events[i], 1);
     EXPECT_EQ(r.ev_guard[i], 0);
@@ -278,10 +251,10 @@ TEST(Events, ExactTiesGoToTheLowerGuardIndex) {
   }
 }
 
-TEST(Thermostat, SwitchingTimesClosedForm) {
-  Thermostat m;  // starts ON
+TEST_P(Thermostat, SwitchingTimesClosedForm) {
+  saltation::Thermostat m;  // starts ON
   const double T0 = 19, Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
-  const Result r = solve_cpu(m, {{T0, Te, tau, Q, Tl, Th}}, opts(48.0, 1e-2));
+  const Result r = solve_on(backend(), m, {{T0, Te, tau, Q, Tl, Th}}, opts(48.0, 1e-2));
   const double t1 = tau * std::log((T0 - Te - Q) / (Th - Te - Q));
   const double off = tau * std::log((Th - Te) / (Tl - Te));
   const double on = tau * std::log((Tl - Te - Q) / (Th - Te - Q));
@@ -295,36 +268,37 @@ TEST(Thermostat, SwitchingTimesClosedForm) {
   }
 }
 
-TEST(Thermostat, InitialModeOffFromConfig) {
-  Thermostat m;
-  m.initial_mode = Thermostat::OFF;
-  const Result r = solve_cpu(m, {{21.0, 18.0, 12.0, 8.0, 20.0, 22.0}}, opts(10.0, 1e-2));
+TEST_P(Thermostat, InitialModeOffFromConfig) {
+  saltation::Thermostat m;
+  m.initial_mode = saltation::Thermostat::OFF;
+  const Result r = solve_on(backend(), m, {{21.0, 18.0, 12.0, 8.0, 20.0, 22.0}}, opts(10.0, 1e-2));
   ASSERT_GE(r.n_events[0], 1);
   EXPECT_EQ(r.ev_guard[0], 1);
   EXPECT_NEAR(r.event_time(0, 0), 12.0 * std::log(3.0 / 2.0), 1e-10);
 }
 
-TEST(Thermostat, StartInJumpSetSwitchesAtTimeZero) {
+TEST_P(Thermostat, StartInJumpSetSwitchesAtTimeZero) {
   // Seed 003: ON with T >= T_high switches OFF; OFF with T <= T_low switches ON.
   const double Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
-  Thermostat on;  // starts ON
-  const Result hot = solve_cpu(on, {{23.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
+  saltation::Thermostat on;  // starts ON
+  const Result hot = solve_on(backend(), on, {{23.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
   ASSERT_GE(hot.n_events[0], 2);
   EXPECT_EQ(hot.event_time(0, 0), 0.0);
   EXPECT_EQ(hot.ev_guard[0], 0);
   EXPECT_NEAR(hot.event_time(0, 1), tau * std::log((23.0 - Te) / (Tl - Te)), 1e-10);  // cools to T_low
-  Thermostat off;
-  off.initial_mode = Thermostat::OFF;
-  const Result cold = solve_cpu(off, {{19.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
+  saltation::Thermostat off;
+  off.initial_mode = saltation::Thermostat::OFF;
+  const Result cold = solve_on(backend(), off, {{19.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
   ASSERT_GE(cold.n_events[0], 2);
   EXPECT_EQ(cold.event_time(0, 0), 0.0);
   EXPECT_EQ(cold.ev_guard[0], 1);
   EXPECT_NEAR(cold.event_time(0, 1), tau * std::log((19.0 - Te - Q) / (Th - Te - Q)), 1e-10);  // heats to T_high
 }
 
+// Threads are the CPU backend's (OpenMP), so this one runs on the CPU only.
 TEST(Cpu, ResultsIdenticalForOneTwoFourThreads) {
   std::mt19937_64 rng(3);
-  TerrainBall<3> m;
+  saltation::TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
   for (int i = 0; i < 40; ++i) theta.push_back(sample_terrain_row<3>(rng));
   Options o = opts(3.0, 1e-3, 8);
@@ -332,7 +306,7 @@ TEST(Cpu, ResultsIdenticalForOneTwoFourThreads) {
   std::vector<Result> rs;
   for (int threads : {1, 2, 4}) {
     o.threads = threads;
-    rs.push_back(solve_cpu(m, theta, o));
+    rs.push_back(solve_on(Backend::Cpu, m, theta, o));
   }
   for (int k = 1; k < 3; ++k) {
     EXPECT_EQ(rs[0].status, rs[k].status);
@@ -343,28 +317,28 @@ TEST(Cpu, ResultsIdenticalForOneTwoFourThreads) {
   }
 }
 
-TEST(Sensitivities, ForwardStatesIdenticalWithAndWithoutSensitivities) {
+TEST_P(Sensitivities, ForwardStatesIdenticalWithAndWithoutSensitivities) {
   std::mt19937_64 rng(5);
-  TerrainBall<3> m;
+  saltation::TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
   for (int i = 0; i < 8; ++i) theta.push_back(sample_terrain_row<3>(rng));
   Options o = opts(3.0, 1e-3, 8);
-  const Result a = solve_cpu(m, theta, o);
+  const Result a = solve_on(backend(), m, theta, o);
   o.sensitivities = true;
-  const Result b = solve_cpu(m, theta, o);
+  const Result b = solve_on(backend(), m, theta, o);
   EXPECT_EQ(a.n_events, b.n_events);
   EXPECT_EQ(a.qf, b.qf);
   EXPECT_EQ(a.ev_t, b.ev_t);
   EXPECT_EQ(a.ev_q, b.ev_q);
 }
 
-TEST(HostApi, BadInputNamesParameterAndRow) {
-  TerrainBall<3> m;
+TEST_P(HostApi, BadInputNamesParameterAndRow) {
+  saltation::TerrainBall<3> m;
   std::mt19937_64 rng(1);
   std::vector<std::vector<double>> theta = {sample_terrain_row<3>(rng), sample_terrain_row<3>(rng), sample_terrain_row<3>(rng)};
   auto expect_bad = [&](std::vector<std::vector<double>> th, const char* param, long row, Options o = opts(1.0, 1e-3)) {
     try {
-      solve_cpu(m, th, o);
+      solve_on(backend(), m, th, o);
       ADD_FAILURE() << "no error for " << param;
     } catch (const InvalidInput& e) {
       EXPECT_EQ(e.parameter(), param) << e.what();
@@ -396,21 +370,25 @@ TEST(HostApi, BadInputNamesParameterAndRow) {
   expect_bad(theta, "initial state", 0);
 }
 
+// Backend selection itself: what happens with and without a device, so not instantiated per backend.
 TEST(HostApi, CudaBackendWithoutDeviceIsATypedError) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
   BouncingBall m;
-  EXPECT_THROW(solve(m, saltation::testing::rows({{1.0, 0.0, 0.5}}, 3), opts(1.0, 1e-3), Backend::Cuda), CudaError);
+  EXPECT_THROW(solve_on(Backend::Cuda, m, {{1.0, 0.0, 0.5}}, opts(1.0, 1e-3)), CudaError);
   // Auto falls back to the CPU.
-  EXPECT_NO_THROW(solve(m, saltation::testing::rows({{1.0, 0.0, 0.5}}, 3), opts(1.0, 1e-3), Backend::Auto));
+  EXPECT_NO_THROW(solve_on(Backend::Auto, m, {{1.0, 0.0, 0.5}}, opts(1.0, 1e-3)));
 }
+
+// TwoThresholds under a name that no translation unit instantiates the CUDA driver for.
+struct TwoThresholdsWithoutCudaDriver : TwoThresholds {};
 
 TEST(HostApi, UserModelWithoutCudaDriverSaysSo) {
-  TwoThresholds m;
-  if (!cuda_device_available()) GTEST_SKIP() << "needs a device to reach the driver check";
-  EXPECT_THROW(solve(m, saltation::testing::rows({{0.5, 0.5, 1.0}}, 3), opts(1.0, 0.1), Backend::Cuda), CudaError);
+  TwoThresholdsWithoutCudaDriver m;
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();  // the driver check sits behind the device check
+  EXPECT_THROW(solve_on(Backend::Cuda, m, {{0.5, 0.5, 1.0}}, opts(1.0, 0.1)), CudaError);
 }
 
-TEST(HostApi, ProgressIsMonotoneAndEndsAtTotal) {
+TEST_P(HostApi, ProgressIsMonotoneAndEndsAtTotal) {
   BouncingBall m;
   std::vector<std::vector<double>> theta(500, {1.0, 0.0, 0.5});
   std::vector<std::size_t> seen;
@@ -418,22 +396,32 @@ TEST(HostApi, ProgressIsMonotoneAndEndsAtTotal) {
     EXPECT_EQ(total, 500u);
     seen.push_back(done);
   };
-  solve(m, saltation::testing::rows(theta, 3), opts(1.0, 1e-3), Backend::Cpu, progress);
+  solve(m, Batch::from_rows(theta, 3), opts(1.0, 1e-3), backend(), progress);
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.back(), 500u);
   for (std::size_t k = 1; k < seen.size(); ++k) EXPECT_LT(seen[k - 1], seen[k]);
   EXPECT_LE(seen.size(), 102u);
 }
 
-TEST(TerrainBall, FlatGroundBouncesLikeTheBouncingBall) {
+TEST_P(TerrainBall, FlatGroundBouncesLikeTheBouncingBall) {
   // K = 0, no drag: the vertical motion is the bouncing ball's, whatever the horizontal speed.
-  TerrainBall<0> terrain;
+  saltation::TerrainBall<0> terrain;
   terrain.y0 = 2.0;
   BouncingBall ball;
-  const Result a = solve_cpu(terrain, {{1.5, 0.0, 0.0, 0.8, 0.0}}, opts(4.0, 1e-3, 16));
-  const Result b = solve_cpu(ball, {{2.0, 0.0, 0.8}}, opts(4.0, 1e-3, 16));
+  const Result a = solve_on(backend(), terrain, {{1.5, 0.0, 0.0, 0.8, 0.0}}, opts(4.0, 1e-3, 16));
+  const Result b = solve_on(backend(), ball, {{2.0, 0.0, 0.8}}, opts(4.0, 1e-3, 16));
   ASSERT_GE(b.n_events[0], 4);
   ASSERT_EQ(a.n_events[0], b.n_events[0]);
   for (int c = 0; c < a.n_events[0]; ++c) EXPECT_NEAR(a.event_time(0, c), b.event_time(0, c), 1e-12);
   EXPECT_NEAR(a.qf_of(0, 1), b.qf_of(0, 0), 1e-12);
 }
+
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Rk4);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(TerrainBall);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Status);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Events);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Thermostat);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Sensitivities);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(HostApi);
+
+}  // namespace

@@ -6,12 +6,13 @@
 #include <random>
 #include <vector>
 
+#include "backends.hpp"
 #include "saltation/core/integrate_one.hpp"
-#include "saltation/solve.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
+#include "user_models.hpp"
 
 using namespace saltation;
 
@@ -30,7 +31,7 @@ void expect_flow_reads_only_flow_params(const Model& m, const std::vector<double
   } view{th.data()};
   D q[N], f[N];
   double q0[N];
-  m.initial_state(core::RowParams{theta.data(), 1}, q0);
+  m.initial_state(RowParams{theta.data(), 1}, q0);
   for (int k = 0; k < N; ++k) q[k] = D(q0[k]);
   m.flow(q, mode, view, f);
   for (int p = 0; p < P; ++p) {
@@ -61,7 +62,7 @@ void expect_analytic_partials_match_duals(std::uint64_t seed) {
   Model m;
   for (int trial = 0; trial < 20; ++trial) {
     const std::vector<double> theta = sample_terrain_row<K>(rng);
-    const core::RowParams th{theta.data(), 1};
+    const RowParams th{theta.data(), 1};
     double q[N] = {3.0 * u(rng), 0.0, 2.0 * u(rng) - 1.0, -1.0 - 2.0 * u(rng)};
     double h, dh;
     m.terrain(q[0], th, h, dh);
@@ -102,7 +103,7 @@ void expect_exclusion_conservative(std::uint64_t seed) {
   int excluded = 0, steps = 0;
   for (int trial = 0; trial < 10; ++trial) {
     const std::vector<double> theta = sample_terrain_row<K>(rng);
-    const core::RowParams th{theta.data(), 1};
+    const RowParams th{theta.data(), 1};
     double q[4];
     m.initial_state(th, q);
     const double dt = 1e-2;
@@ -141,7 +142,7 @@ void expect_affine_flow(const Model& m, const std::vector<double>& theta, int mo
   using D = Dual<N>;
   std::mt19937_64 rng(17);
   std::uniform_real_distribution<double> u(-3.0, 3.0);
-  const core::ConstantParams<D, core::RowParams> th{core::RowParams{theta.data(), 1}};
+  const core::ConstantParams<D, RowParams> th{RowParams{theta.data(), 1}};
   for (int mode = 0; mode < modes; ++mode) {
     double J0[N * N];
     for (int trial = 0; trial < 5; ++trial) {
@@ -165,13 +166,13 @@ TEST(ModelConcept, AffineFlowDeclarationsHold) {
 }
 
 namespace {
-// The same model without the affine declaration: the generic tangent step everywhere.
-struct GenericTerrain3 : TerrainBall<3> {
-  static constexpr bool affine_flow = false;
-};
-}  // namespace
+// Runs the solver, so unlike the checks above it is instantiated per backend.
+using ModelConcept = saltation::testing::BackendTest;
 
-TEST(ModelConcept, AffineTangentStepAgreesWithGenericStep) {
+// The affine tangent step against the generic one (GenericTerrain3 is TerrainBall<3> without the
+// affine declaration), the same batch on the same backend.
+TEST_P(ModelConcept, AffineTangentStepAgreesWithGenericStep) {
+  using saltation::testing::GenericTerrain3;
   static_assert(!has_affine_flow<GenericTerrain3>::value, "");
   std::mt19937_64 rng(8);
   Batch b(16, TerrainBall<3>::P);
@@ -183,8 +184,8 @@ TEST(ModelConcept, AffineTangentStepAgreesWithGenericStep) {
   o.t_final = 2.0;
   o.dt = 1e-3;
   o.sensitivities = true;
-  const Result a = solve(TerrainBall<3>{}, b, o, Backend::Cpu);
-  const Result g = solve(GenericTerrain3{}, b, o, Backend::Cpu);
+  const Result a = solve(TerrainBall<3>{}, b, o, backend());
+  const Result g = solve(GenericTerrain3{}, b, o, backend());
   EXPECT_EQ(a.n_events, g.n_events);
   EXPECT_EQ(a.qf, g.qf);  // the state path is the same code
   double scale = 0.0;
@@ -192,3 +193,7 @@ TEST(ModelConcept, AffineTangentStepAgreesWithGenericStep) {
   for (std::size_t k = 0; k < a.dqf.size(); ++k) EXPECT_NEAR(a.dqf[k], g.dqf[k], 1e-12 * scale);
   for (std::size_t k = 0; k < a.ev_dq.size(); ++k) EXPECT_NEAR(a.ev_dq[k], g.ev_dq[k], 1e-12 * scale);
 }
+
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(ModelConcept);
+
+}  // namespace

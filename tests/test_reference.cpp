@@ -10,11 +10,12 @@
 #include <random>
 #include <vector>
 
+#include "backends.hpp"
 #include "saltation/models/terrain_ball.hpp"
-#include "saltation/solve.hpp"
 #include "terrain_samples.hpp"
 
 using namespace saltation;
+using saltation::testing::solve_on;
 
 namespace {
 
@@ -23,7 +24,7 @@ struct RefEvent {
 };
 
 template <int K>
-struct Reference {
+struct ClosedFormReference {
   std::vector<double> th;
   double g;
   double height(double x) const {
@@ -98,7 +99,7 @@ struct Reference {
 };
 
 template <int K>
-void compare_with_reference(std::uint64_t seed) {
+void compare_with_reference(Backend backend, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   TerrainBall<K> m;
   Options o;
@@ -108,8 +109,8 @@ void compare_with_reference(std::uint64_t seed) {
   double worst_t = 0.0, worst_q = 0.0;
   for (int trial = 0; trial < 4; ++trial) {
     const std::vector<double> th = sample_terrain_row<K>(rng);
-    const Result r = solve(m, Batch::from_rows({th}, m.P), o, Backend::Cpu);
-    Reference<K> ref{th, m.gravity};
+    const Result r = solve_on(backend, m, {th}, o);
+    ClosedFormReference<K> ref{th, m.gravity};
     double qf[4];
     const std::vector<RefEvent> ev = ref.run(m.x0, m.y0, o.t_final, qf);
     ASSERT_EQ(r.status_of(0), Status::Finished);
@@ -128,7 +129,11 @@ void compare_with_reference(std::uint64_t seed) {
   std::printf("  K = %d: largest event-time difference %.2e, event-state difference %.2e\n", K, worst_t, worst_q);
 }
 
-}  // namespace
+using Reference = saltation::testing::BackendTest;
 
-TEST(Reference, TerrainBallK3MatchesClosedFormFlowWithRootFinding) { compare_with_reference<3>(31); }
-TEST(Reference, TerrainBallK24MatchesClosedFormFlowWithRootFinding) { compare_with_reference<24>(32); }
+TEST_P(Reference, TerrainBallK3MatchesClosedFormFlowWithRootFinding) { compare_with_reference<3>(backend(), 31); }
+TEST_P(Reference, TerrainBallK24MatchesClosedFormFlowWithRootFinding) { compare_with_reference<24>(backend(), 32); }
+
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Reference);
+
+}  // namespace

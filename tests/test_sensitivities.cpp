@@ -8,10 +8,10 @@
 #include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "saltation/products.hpp"
-#include "test_support.hpp"
+#include "backends.hpp"
 
 using namespace saltation;
-using saltation::testing::solve_cpu;
+using saltation::testing::solve_on;
 
 namespace {
 
@@ -50,16 +50,16 @@ std::vector<double> flat_derivatives(const Result& r, int p) {
 // truncation error O(h^4) is negligible even near narrow bumps, while the ulp-level jitter of
 // event and step times (about 1e-14 in the states) stays near 1e-9 in the differences.
 template <class Model>
-void expect_matches_finite_differences(const Model& m, const std::vector<double>& theta, const Options& o,
-                                       double rtol, double atol) {
-  const Result r = solve_cpu(m, {theta}, o);
+void expect_matches_finite_differences(Backend backend, const Model& m, const std::vector<double>& theta,
+                                       const Options& o, double rtol, double atol) {
+  const Result r = solve_on(backend, m, {theta}, o);
   Options fwd = o;
   fwd.sensitivities = false;
   const std::vector<double> y0 = flat_outputs(r);
   auto run = [&](int p, double delta) {
     std::vector<double> th = theta;
     th[p] += delta;
-    const Result rr = solve_cpu(m, {th}, fwd);
+    const Result rr = solve_on(backend, m, {th}, fwd);
     EXPECT_EQ(rr.n_events[0], r.n_events[0]) << "event count changed under perturbation of theta[" << p << "]";
     EXPECT_EQ(rr.status, r.status);
     return flat_outputs(rr);
@@ -81,57 +81,60 @@ void expect_matches_finite_differences(const Model& m, const std::vector<double>
   std::printf("  %d events, worst relative error against FD: %.3g\n", r.n_events[0], worst);
 }
 
-}  // namespace
-
 // Five random parameter sets of a K-bump terrain, every derivative against finite differences.
 template <int K>
-void expect_random_sets_match_finite_differences(std::uint64_t seed) {
+void expect_random_sets_match_finite_differences(Backend backend, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   TerrainBall<K> m;
   for (int set = 0; set < 5; ++set) {
     SCOPED_TRACE("parameter set " + std::to_string(set));
-    expect_matches_finite_differences(m, sample_terrain_row<K>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
+    expect_matches_finite_differences(backend, m, sample_terrain_row<K>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
   }
 }
 
-TEST(TerrainSensitivity, K3AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<3>(2024); }
-TEST(TerrainSensitivity, K24AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<24>(77); }
+using TerrainSensitivity = saltation::testing::BackendTest;
+using BouncingBallSensitivity = saltation::testing::BackendTest;
+using ThermostatSensitivity = saltation::testing::BackendTest;
+using Products = saltation::testing::BackendTest;
 
-TEST(TerrainSensitivity, EventCapacityTerminalDerivative) {
+TEST_P(TerrainSensitivity, K3AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<3>(backend(), 2024); }
+TEST_P(TerrainSensitivity, K24AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<24>(backend(), 77); }
+
+TEST_P(TerrainSensitivity, EventCapacityTerminalDerivative) {
   std::mt19937_64 rng(9);
   TerrainBall<3> m;
   const auto theta = sample_terrain_row<3>(rng);
   const Options o = sens_options(2.0, 1e-3, 2);
-  const Result r = solve_cpu(m, {theta}, o);
+  const Result r = solve_on(backend(), m, {theta}, o);
   ASSERT_EQ(r.status_of(0), Status::EventCapacity);
-  expect_matches_finite_differences(m, theta, o, 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, o, 1e-6, 1e-8);
 }
 
-TEST(TerrainSensitivity, SettledTerminalDerivative) {
+TEST_P(TerrainSensitivity, SettledTerminalDerivative) {
   std::mt19937_64 rng(9);
   TerrainBall<3> m;
   const auto theta = sample_terrain_row<3>(rng);
   Options o = sens_options(3.0, 1e-3, 32);
   o.v_stop = 3.2;
-  const Result r = solve_cpu(m, {theta}, o);
+  const Result r = solve_on(backend(), m, {theta}, o);
   ASSERT_EQ(r.status_of(0), Status::Settled);
   ASSERT_GE(r.n_events[0], 2);
-  expect_matches_finite_differences(m, theta, o, 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, o, 1e-6, 1e-8);
 }
 
-TEST(BouncingBallSensitivity, SettledTerminalDerivative) {
+TEST_P(BouncingBallSensitivity, SettledTerminalDerivative) {
   BouncingBall m;
   Options o = sens_options(10.0, 1e-3, 100);
   o.v_stop = 1.0;
   const std::vector<double> theta = {2.0, 0.3, 0.8};
-  ASSERT_EQ(solve_cpu(m, {theta}, o).status_of(0), Status::Settled);
-  expect_matches_finite_differences(m, theta, o, 1e-6, 1e-8);
+  ASSERT_EQ(solve_on(backend(), m, {theta}, o).status_of(0), Status::Settled);
+  expect_matches_finite_differences(backend(), m, theta, o, 1e-6, 1e-8);
 }
 
-TEST(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
+TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
   Thermostat m;
   const double T0 = 19, Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
-  const Result r = solve_cpu(m, {{T0, Te, tau, Q, Tl, Th}}, sens_options(60.0, 1e-2, 16));
+  const Result r = solve_on(backend(), m, {{T0, Te, tau, Q, Tl, Th}}, sens_options(60.0, 1e-2, 16));
   ASSERT_GE(r.n_events[0], 4);
   // t1 = tau ln(A/B), A = T0 - Ti, B = Th - Ti, Ti = Te + Q (ON);
   // OFF legs tau ln((Th - Te)/(Tl - Te)); later ON legs tau ln((Tl - Ti)/(Th - Ti)).
@@ -162,17 +165,17 @@ TEST(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
   }
 }
 
-TEST(ThermostatSensitivity, AgainstFiniteDifferences) {
+TEST_P(ThermostatSensitivity, AgainstFiniteDifferences) {
   Thermostat m;
-  expect_matches_finite_differences(m, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, sens_options(50.0, 1e-2, 16), 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, sens_options(50.0, 1e-2, 16), 1e-6, 1e-8);
 }
 
-TEST(Products, JvpVjpConsistentWithJacobian) {
+TEST_P(Products, JvpVjpConsistentWithJacobian) {
   std::mt19937_64 rng(4);
   TerrainBall<3> m;
   std::vector<std::vector<double>> theta;
   for (int i = 0; i < 6; ++i) theta.push_back(sample_terrain_row<3>(rng));
-  const Result r = solve_cpu(m, theta, sens_options(2.0, 1e-3, 8));
+  const Result r = solve_on(backend(), m, theta, sens_options(2.0, 1e-3, 8));
   const std::size_t n = r.n, P = r.P, R = output_size(r);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<double> v(P * n), w(R * n);
@@ -195,7 +198,7 @@ TEST(Products, JvpVjpConsistentWithJacobian) {
   }
 }
 
-TEST(Products, LandingObjectiveGradientMatchesFiniteDifferences) {
+TEST_P(Products, LandingObjectiveGradientMatchesFiniteDifferences) {
   std::mt19937_64 rng(12);
   TerrainBall<3> m;
   const auto theta = sample_terrain_row<3>(rng);
@@ -206,26 +209,33 @@ TEST(Products, LandingObjectiveGradientMatchesFiniteDifferences) {
   L.qf_weights = {0.0, 0.0, 0.5, 0.5};
   L.qf_target = {0.0, 0.0, 1.0, 0.0};
   const Options o = sens_options(2.0, 1e-3, 8);
-  const ObjectiveValues ov = evaluate(L, solve_cpu(m, {theta}, o));
-  auto value = [&](const std::vector<double>& th) { return evaluate(L, solve_cpu(m, {th}, o)).value[0]; };
+  const ObjectiveValues ov = evaluate(L, solve_on(backend(), m, {theta}, o));
+  auto value = [&](const std::vector<double>& th) { return evaluate(L, solve_on(backend(), m, {th}, o)).value[0]; };
   for (int p = 0; p < TerrainBall<3>::P; ++p) {
     const double fd = saltation::testing::central_difference(value, theta, p, 1e-6);
     EXPECT_NEAR(ov.gradient[p], fd, 1e-6 * std::fabs(fd) + 1e-8) << TerrainBall<3>::param_name(p);
   }
   // Fewer events than the impact asked for: NaN, not a silent number.
   L.impact = 7;
-  EXPECT_TRUE(std::isnan(evaluate(L, solve_cpu(m, {theta}, o)).value[0]));
+  EXPECT_TRUE(std::isnan(evaluate(L, solve_on(backend(), m, {theta}, o)).value[0]));
 }
 
-TEST(ThermostatSensitivity, StartInJumpSetAgainstFiniteDifferences) {
+TEST_P(ThermostatSensitivity, StartInJumpSetAgainstFiniteDifferences) {
   // The t = 0 switch has a pinned time (dt_0/dtheta = 0); the later switches move with theta.
   Thermostat m;
   const std::vector<double> theta = {23.0, 18.0, 12.0, 8.0, 20.0, 22.0};
-  const Result r = solve_cpu(m, {theta}, sens_options(40.0, 1e-2, 16));
+  const Result r = solve_on(backend(), m, {theta}, sens_options(40.0, 1e-2, 16));
   ASSERT_GE(r.n_events[0], 3);
   for (int p = 0; p < Thermostat::P; ++p) EXPECT_EQ(r.event_dt(0, 0, p), 0.0);
   // Second switch: t_1 = tau ln((T0 - Te)/(Tl - Te)).
   EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T0), 12.0 / (23.0 - 18.0), 1e-10);
   EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T_LOW), -12.0 / (20.0 - 18.0), 1e-10);
-  expect_matches_finite_differences(m, theta, sens_options(40.0, 1e-2, 16), 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, sens_options(40.0, 1e-2, 16), 1e-6, 1e-8);
 }
+
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(TerrainSensitivity);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(BouncingBallSensitivity);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(ThermostatSensitivity);
+SALTATION_INSTANTIATE_ON_EVERY_BACKEND(Products);
+
+}  // namespace
