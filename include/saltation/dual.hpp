@@ -15,12 +15,13 @@
 //   fmin/fmax at a tie: the first argument's derivatives; with one NaN argument, the other's
 //     (value and derivatives, as ::fmin/::fmax return the other argument);
 //   hypot at (0, 0): zero derivatives (a subgradient; hypot(x, 0) is |x|);
-//   pow(a, b): a zero derivative slot of a or of b contributes zero, so pow(x, 2.0) with x < 0,
-//     and pow(0, b) with b > 0 in the exponent's slot, have finite derivatives;
+//   pow(a, b): d/da is 0 where b = 0 and d/db is 0 where a^b = 0; a derivative slot that is
+//     zero in a (or b) contributes zero even where the slope in a (or b) is inf or NaN, so
+//     pow(x, 2.0) with x < 0 and pow(0.0, b) with b > 0 have finite derivatives;
 //   elsewhere (sqrt, cbrt at 0, asin/acos at +-1, atan2 at the origin, log at 0) the derivative
 //     is the formula's inf or NaN, which sensitivity outputs then show.
-// Integer powers: pow(x, 3) takes the double exponent 3.0, and ::pow is exact for a negative
-// base with an integral exponent.
+// Integer powers: pow(x, 3) takes the double exponent 3.0; ::pow is defined (not NaN) for a
+// negative base with an integral exponent.
 //
 // Calling them from a model: inside namespace saltation (the built-in models) unqualified calls
 // find these overloads. A model in its own namespace brings them in with using-declarations in
