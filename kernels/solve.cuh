@@ -1,82 +1,269 @@
 #pragma once
 // The CUDA driver: a thin kernel (one thread per trajectory, calling the same
-// core::integrate_one as the CPU backend) and its launch code. Include from a .cu file.
-#include <thrust/device_vector.h>
-#include <thrust/copy.h>
+// core::integrate_one as the CPU backend) and its launch code: the per-thread stack limit, a
+// device-memory plan, and a loop over chunks that fit it, staged through pinned host memory on
+// two streams so one chunk's copies overlap the next chunk's kernel. docs/gpu.md explains the
+// figures. Include from a .cu file.
+#include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
-#include <new>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "device_buffer.cuh"
 #include "saltation/core/integrate_one.hpp"
 #include "saltation/cuda.hpp"
 
 namespace saltation::cuda {
 namespace detail {
 
-// Trajectories [first, end) of a batch of n.
+// One chunk of out.n trajectories; theta and every result array have stride out.n.
 template <bool Sens, class Model>
-__global__ void integrate_kernel(Model model, Options options, const double* theta, std::size_t n, std::size_t first,
-                                 std::size_t end, ResultView out) {
-  const std::size_t i = first + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < end) core::integrate_one<Sens>(model, options, RowParams{theta + i, n}, i, out);
+__global__ void integrate_kernel(Model model, Options options, const double* theta, ResultView out) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < out.n) core::integrate_one<Sens>(model, options, RowParams{theta + i, out.n}, i, out);
 }
 
-// Device mirror of a Result: same SoA layout, Thrust-owned memory.
-struct DeviceResult {
-  thrust::device_vector<int> status, n_events, ev_guard, ev_flags;
-  thrust::device_vector<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
+template <class Model>
+using Kernel = void (*)(Model, Options, const double*, ResultView);
 
-  // Starts from the host defaults, so slots a trajectory never writes read the same on both backends.
-  explicit DeviceResult(const Result& r) {
-    zip_arrays(*this, r, [](auto& device, const auto& host) { device = host; });
-  }
-  ResultView view(const Result& r) {
-    ResultView v = r.shape();
-    zip_arrays(*this, v, [](auto& device, auto& pointer) { pointer = thrust::raw_pointer_cast(device.data()); });
-    return v;
-  }
-  void copy_to(Result& r) const {
-    zip_arrays(*this, r, [](const auto& device, auto& host) {
-      if (!host.empty())
-        SALTATION_CUDA_CHECK(cudaMemcpy(host.data(), thrust::raw_pointer_cast(device.data()),
-                                        host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost));
+// Upper bound on the block size handed to the occupancy calculator. A block holds its SM slot
+// until its slowest trajectory ends, and trajectories differ in length (events, early stops),
+// so smaller blocks let the scheduler refill SMs sooner. The cap costs no occupancy: an SM holds
+// up to 32 blocks, so the calculator reaches the warp count the kernel's registers allow
+// (bench/results/cuda/ptxas_resources.txt) with smaller blocks when it must. No
+// __launch_bounds__: forcing the sensitivity kernels (194-232 registers, 8-10 warps per SM) down
+// to 128 registers (16 warps) would spill into the local memory the stack already loads; that
+// trade needs a measurement on the device.
+constexpr int kMaxBlock = 256;
+// Pinned host memory per chunk slot. Pinned pages are taken from the host's physical memory,
+// so the staging stays bounded however large the batch or the device.
+constexpr std::size_t kStagingBytesPerSlot = std::size_t(1) << 30;
+// With a progress callback, the batch is cut into about this many chunks.
+constexpr std::size_t kProgressChunks = 20;
+// The CUDA runtime's default per-thread stack limit.
+constexpr std::size_t kDefaultStackBytes = 1024;
+
+inline std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// The twelve result arrays in one kind of buffer, named as in Result so zip_arrays pairs them.
+template <template <class> class Buffer>
+struct ResultArrays {
+  Buffer<int> status, n_events, ev_guard, ev_flags;
+  Buffer<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
+
+  // Room for `capacity` trajectories in each array `out` holds, none for those it leaves empty
+  // (event arrays without event capacity, derivative arrays without sensitivities).
+  ResultArrays(const Result& out, std::size_t capacity) {
+    zip_arrays(*this, out, [&](auto& buffer, const auto& host) {
+      buffer = std::decay_t<decltype(buffer)>(host.size() / out.n * capacity);
     });
   }
 };
+
+// Device bytes per trajectory: its parameter row and its share of each result array `out` holds.
+inline std::size_t bytes_per_trajectory(const Result& out, int P) {
+  std::size_t bytes = static_cast<std::size_t>(P) * sizeof(double);
+  zip_arrays(out, out, [&](const auto& host, const auto&) {
+    bytes += host.size() / out.n * sizeof(typename std::decay_t<decltype(host)>::value_type);
+  });
+  return bytes;
+}
+
+// Device memory of one solve (docs/gpu.md):
+//   stack_reservation = stack_bytes x resident_threads  (the driver reserves the per-thread stack
+//                                                         for every thread the device can hold)
+//   chunk arrays      = slots x chunk x bytes_per_trajectory
+//   stack_reservation + chunk arrays <= available
+//   available         = free + current stack limit x resident_threads - total / 32
+// The current limit's reservation is given back when the new limit replaces it; total / 32 is
+// headroom for allocation granularity (2 MiB pages per array), the runtime's own buffers and
+// other users of the device.
+struct MemoryPlan {
+  std::size_t stack_bytes = 0;
+  std::size_t resident_threads = 0;
+  std::size_t stack_reservation = 0;
+  std::size_t bytes_per_trajectory = 0;
+  std::size_t available = 0;
+  std::size_t chunk = 0;  // trajectories per chunk
+  int slots = 1;          // chunks in flight: 2 overlap one chunk's copies with the next one's kernel
+};
+
+// Throws CudaError when not even one trajectory fits beside the stack reservation.
+inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std::size_t stack_bytes,
+                              std::size_t bytes_per_trajectory, bool progress) {
+  int device = 0, sms = 0, threads_per_sm = 0;
+  SALTATION_CUDA_CHECK(cudaGetDevice(&device));
+  SALTATION_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SALTATION_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  std::size_t free = 0, total = 0, current_stack = 0;
+  SALTATION_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&current_stack, cudaLimitStackSize));
+
+  MemoryPlan plan;
+  plan.stack_bytes = stack_bytes;
+  plan.resident_threads = static_cast<std::size_t>(sms) * static_cast<std::size_t>(threads_per_sm);
+  plan.stack_reservation = stack_bytes * plan.resident_threads;
+  plan.bytes_per_trajectory = bytes_per_trajectory;
+  const std::size_t usable = free + current_stack * plan.resident_threads;
+  const std::size_t headroom = total / 32;
+  plan.available = usable > headroom ? usable - headroom : 0;
+  if (plan.available < plan.stack_reservation + bytes_per_trajectory)
+    throw CudaError("one trajectory of " + model_name + " does not fit on the device: it needs " +
+                        std::to_string(bytes_per_trajectory) + " bytes of arrays beside the stack reservation of " +
+                        std::to_string(stack_bytes) + " bytes per thread x " + std::to_string(plan.resident_threads) +
+                        " resident threads = " + mib(plan.stack_reservation) + ", and the device has " +
+                        mib(plan.available) + " for both (" + mib(free) + " free + " +
+                        mib(current_stack * plan.resident_threads) + " of the current stack reservation - " +
+                        mib(headroom) + " headroom)",
+                    __FILE__, __LINE__);
+
+  const std::size_t fit = (plan.available - plan.stack_reservation) / bytes_per_trajectory;
+  const std::size_t staging_fit = std::max<std::size_t>(kStagingBytesPerSlot / bytes_per_trajectory, 1);
+  const std::size_t progress_chunk = progress ? (n + kProgressChunks - 1) / kProgressChunks : n;
+  plan.chunk = std::min({n, fit, staging_fit, progress_chunk});
+  if (plan.chunk < n && fit >= 2) {
+    plan.slots = 2;
+    plan.chunk = std::min(plan.chunk, fit / 2);
+  }
+  return plan;
+}
+
+// Sets the per-thread stack limit for the solve and checks that it took. Set before the arrays
+// are allocated: the driver reserves the stack for every resident thread at once, and a kernel
+// launched above the limit would make it grow the reservation behind the plan's back (and keep
+// it for the rest of the process). The previous limit is restored afterwards, so the
+// reservation does not outlive the solve; a failure to restore is dropped (device_buffer.cuh).
+class StackLimit {
+ public:
+  explicit StackLimit(std::size_t bytes) {
+    SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&previous_, cudaLimitStackSize));
+    SALTATION_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitStackSize, bytes));
+    std::size_t now = 0;
+    SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&now, cudaLimitStackSize));
+    if (now < bytes)
+      throw CudaError("the per-thread stack limit reads " + std::to_string(now) + " bytes after setting it to " +
+                          std::to_string(bytes),
+                      __FILE__, __LINE__);
+  }
+  StackLimit(const StackLimit&) = delete;
+  StackLimit& operator=(const StackLimit&) = delete;
+  ~StackLimit() {
+    if (cudaDeviceSetLimit(cudaLimitStackSize, previous_) != cudaSuccess) (void)cudaGetLastError();
+  }
+
+ private:
+  std::size_t previous_ = 0;
+};
+
+// The buffers of one chunk in flight. The stream is declared last, so it is destroyed (after
+// waiting for its work) before the buffers that work uses.
+struct ChunkSlot {
+  std::size_t capacity;  // trajectories
+  DeviceBuffer<double> theta;
+  PinnedBuffer<double> theta_staging;
+  ResultArrays<DeviceBuffer> result;
+  ResultArrays<PinnedBuffer> result_staging;
+  Stream stream;
+  std::size_t first = 0, count = 0;  // the chunk in flight; count 0: none
+
+  ChunkSlot(const Result& out, int P, std::size_t capacity_)
+      : capacity(capacity_), theta(static_cast<std::size_t>(P) * capacity_),
+        theta_staging(static_cast<std::size_t>(P) * capacity_), result(out, capacity_), result_staging(out, capacity_) {}
+};
+
+// Packs the parameter rows of trajectories [first, first + count) into the slot's staging and
+// queues on its stream: the upload, the result defaults, the kernel and the download.
+template <class Model>
+void start_chunk(ChunkSlot& slot, const Model& model, const Options& options, Kernel<Model> kernel, int block,
+                 const double* theta, const Result& out, std::size_t first, std::size_t count) {
+  const cudaStream_t stream = slot.stream.get();
+  const std::size_t n = out.n;
+  for (int p = 0; p < Model::P; ++p)
+    std::memcpy(slot.theta_staging.data() + p * count, theta + p * n + first, count * sizeof(double));
+  SALTATION_CUDA_CHECK(cudaMemcpyAsync(slot.theta.data(), slot.theta_staging.data(), Model::P * count * sizeof(double),
+                                       cudaMemcpyHostToDevice, stream));
+  ResultView view = out.shape();
+  view.n = count;
+  zip_arrays(slot.result, view, [&](auto& buffer, auto& pointer) {
+    pointer = buffer.data();
+    if (buffer.empty()) return;
+    // The defaults Result starts from, so slots a trajectory never writes read the same on both
+    // backends: zero bits (0, 0.0) everywhere but in ev_guard, whose -1 has every bit set.
+    const bool is_ev_guard = static_cast<const void*>(&buffer) == static_cast<const void*>(&slot.result.ev_guard);
+    const std::size_t bytes = buffer.size() / slot.capacity * count * sizeof(*buffer.data());
+    SALTATION_CUDA_CHECK(cudaMemsetAsync(buffer.data(), is_ev_guard ? 0xFF : 0, bytes, stream));
+  });
+  const unsigned grid = static_cast<unsigned>((count + block - 1) / block);
+  kernel<<<grid, block, 0, stream>>>(model, options, slot.theta.data(), view);
+  SALTATION_CUDA_CHECK(cudaGetLastError());  // launch errors now; execution errors at the stream's sync
+  zip_arrays(slot.result_staging, slot.result, [&](auto& staging, const auto& device) {
+    if (device.empty()) return;
+    const std::size_t bytes = device.size() / slot.capacity * count * sizeof(*device.data());
+    SALTATION_CUDA_CHECK(cudaMemcpyAsync(staging.data(), device.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  });
+  slot.first = first;
+  slot.count = count;
+}
+
+// Waits for the slot's chunk and unpacks its results from the staging into `out`.
+inline void finish_chunk(ChunkSlot& slot, Result& out) {
+  slot.stream.synchronize();
+  zip_arrays(out, slot.result_staging, [&](auto& host, const auto& staging) {
+    const std::size_t rows = host.size() / out.n;
+    for (std::size_t r = 0; r < rows; ++r)
+      std::memcpy(host.data() + r * out.n + slot.first, staging.data() + r * slot.count,
+                  slot.count * sizeof(*host.data()));
+  });
+  slot.count = 0;
+}
 
 }  // namespace detail
 
 template <class Model>
 void solve(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
            const Progress* progress) {
-  try {
-    thrust::device_vector<double> d_theta(theta, theta + n * static_cast<std::size_t>(Model::P));
-    detail::DeviceResult d_out(out);
-    const ResultView view = d_out.view(out);
-    const int block = 128;
-    const double* th = thrust::raw_pointer_cast(d_theta.data());
-    // One launch, or about 20 when progress is wanted (still thousands of blocks each at scale).
-    const std::size_t chunk = progress ? (n + 19) / 20 : n;
-    for (std::size_t first = 0; first < n; first += chunk) {
-      const std::size_t end = first + chunk < n ? first + chunk : n;
-      const unsigned grid = static_cast<unsigned>((end - first + block - 1) / block);
-      if (options.sensitivities)
-        detail::integrate_kernel<true><<<grid, block>>>(model, options, th, n, first, end, view);
-      else
-        detail::integrate_kernel<false><<<grid, block>>>(model, options, th, n, first, end, view);
-      SALTATION_CUDA_CHECK_LAUNCH();
-      if (progress) (*progress)(end, n);
-    }
-    d_out.copy_to(out);
-  } catch (const thrust::system_error& e) {
-    // Thrust's allocation and copy failures, reported like every other CUDA failure.
-    throw CudaError(e.what(), __FILE__, __LINE__);
-  } catch (const std::bad_alloc& e) {
-    throw CudaError(std::string("device allocation failed: ") + e.what(), __FILE__, __LINE__);
+  // The kernel writes wherever the options and the model say: a smaller `out` would be a device fault.
+  if (out.n != n || out.N != Model::N || out.P != Model::P || out.C != options.event_capacity ||
+      out.sensitivities != options.sensitivities)
+    throw InvalidInput("out", -1, "is not sized for this batch (n, N, P, event capacity and sensitivities must match)");
+  if (n == 0) return;
+  const detail::Kernel<Model> kernel =
+      options.sensitivities ? &detail::integrate_kernel<true, Model> : &detail::integrate_kernel<false, Model>;
+  // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
+  // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a
+  // limit the runtime promises to accept.
+  cudaFuncAttributes attributes{};
+  SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const std::size_t stack_bytes = std::max<std::size_t>(attributes.localSizeBytes, detail::kDefaultStackBytes);
+  const detail::MemoryPlan plan = detail::plan_memory(Model::name, n, stack_bytes,
+                                                      detail::bytes_per_trajectory(out, Model::P), progress != nullptr);
+  const detail::StackLimit stack_limit(plan.stack_bytes);
+  // The block size of highest occupancy for this kernel's registers (see kMaxBlock).
+  int min_grid = 0, block = 0;
+  SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, 0, detail::kMaxBlock));
+
+  std::vector<detail::ChunkSlot> slots;
+  slots.reserve(plan.slots);
+  for (int s = 0; s < plan.slots; ++s) slots.emplace_back(out, Model::P, plan.chunk);
+  // The one place progress is reported: after a chunk's results are in `out`, in chunk order.
+  auto collect = [&](detail::ChunkSlot& slot) {
+    if (slot.count == 0) return;
+    const std::size_t done = slot.first + slot.count;
+    detail::finish_chunk(slot, out);
+    if (progress) (*progress)(done, n);
+  };
+  std::size_t chunks = 0;
+  for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
+    detail::ChunkSlot& slot = slots[chunks % slots.size()];
+    collect(slot);  // the chunk this slot held, two chunks back
+    detail::start_chunk(slot, model, options, kernel, block, theta, out, first, std::min(plan.chunk, n - first));
   }
+  for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
 }
 
 }  // namespace saltation::cuda

@@ -10,9 +10,13 @@
 
 namespace saltation::cuda {
 
-// theta: host SoA batch. Copies it to the device, runs one thread per trajectory, copies the
-// results into `out` (already sized). `options` must be normalized. With `progress`, the batch
-// runs in chunks of launches and progress is reported after each. Throws CudaError.
+// theta: host SoA batch. Runs one thread per trajectory on the current device, in chunks sized to
+// fit its free memory, and copies the results into `out` (already sized, holding the defaults).
+// `options` must be normalized. `progress`, when given, is called after each chunk (about 20
+// then, more when memory asks). Throws InvalidInput when `out` is not sized for the batch and
+// options, and CudaError (with the file and line of the first failed CUDA call) on a CUDA failure
+// or when not even one trajectory fits in device memory; `out` then holds the results of the
+// chunks finished before the failure and the defaults elsewhere. docs/gpu.md has the details.
 template <class Model>
 void solve(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
            const Progress* progress);

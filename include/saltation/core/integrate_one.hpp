@@ -156,7 +156,7 @@ class Trajectory {
       double Y_end[kYSize];
       bool g_end_known = false;
       if (!scan_step(h, q_end, g_end, br, Y_end, g_end_known)) {
-        if (!all_finite(q_end)) return finish(Status::NonFinite, t_, q_, nullptr);
+        if (!all_finite(q_end)) return finish(Status::NonFinite, t_, q_);
         for (int k = 0; k < N; ++k) q_[k] = q_end[k];
         for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
         g_left_known_ = g_end_known;
@@ -174,10 +174,10 @@ class Trajectory {
       } else {
         rk4_step(m_, q_, mode_, th_, s, q_minus);
       }
-      if (!all_finite(q_minus)) return finish(Status::NonFinite, t_, q_, nullptr);
+      if (!all_finite(q_minus)) return finish(Status::NonFinite, t_, q_);
       if (take_event(j, t_ + s, q_minus, false)) return;
     }
-    finish(Status::Finished, o_.t_final, q_, nullptr);
+    finish(Status::Finished, o_.t_final, q_);
   }
 
  private:
@@ -206,18 +206,17 @@ class Trajectory {
       record_event(slot, t_e, j, q_minus, q_plus);
       out_.n_events[i_] = ++n_events_;
     }
-    double dq_terminal[Sens ? N * P : 1];
-    jump(j, q_minus, q_plus, mode_plus, slot, terminal, pinned, dq_terminal);
+    jump(j, q_minus, q_plus, mode_plus, slot, terminal, pinned);
     if (terminal == Status::EventCapacity) {
-      finish(terminal, t_e, q_minus, dq_terminal);
+      finish_state(terminal, t_e, q_minus);
       return true;
     }
     if (!all_finite(q_plus)) {
-      finish(Status::NonFinite, t_e, q_minus, nullptr);
+      finish(Status::NonFinite, t_e, q_minus);  // overwrites the dqf jump() wrote
       return true;
     }
     if (terminal != Status::Finished) {
-      finish(terminal, t_e, q_plus, dq_terminal);
+      finish_state(terminal, t_e, q_plus);
       return true;
     }
     for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
@@ -383,11 +382,13 @@ class Trajectory {
   }
 
   // Event partials: grazing flag always; with Sens, dt_e/dtheta and dq-/dtheta (into the record
-  // at `slot`), then by `terminal`: Finished (not terminal) jumps X; EventCapacity puts dq-/dtheta
-  // in dq_terminal; Settled and Zeno put the total derivative of the post-event state,
-  // R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), in dq_terminal.
+  // at `slot`), then by `terminal`: Finished (not terminal) jumps X; EventCapacity writes dq-/dtheta
+  // as dqf; Settled and Zeno write the total derivative of the post-event state,
+  // R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), as dqf. The terminal derivative goes straight
+  // to the output, column by column: an N x P array for it would double the per-thread stack
+  // beside Xs (18 KB more for TerrainBall<192>).
   SALTATION_HD void jump(int j, const double* q_minus, const double* q_plus, int mode_plus, int slot,
-                         Status terminal, bool pinned, double* dq_terminal) {
+                         Status terminal, bool pinned) {
     double g_q[N], f_minus[N];
     guard_gradient(j, q_minus, mode_, g_q);
     m_.flow(q_minus, mode_, th_, f_minus);
@@ -430,7 +431,7 @@ class Trajectory {
             if (slot >= 0) out_.ev_dq[out_.ev_dq_at(slot, k, p, i_)] = dq[k];
           }
           if (terminal == Status::EventCapacity) {
-            for (int k = 0; k < N; ++k) dq_terminal[k * P + p] = dq[k];
+            for (int k = 0; k < N; ++k) out_.dqf[out_.dqf_at(k, p, i_)] = dq[k];
           } else {
             for (int r = 0; r < N; ++r) {
               double total = R_theta[r * kChunk + d];
@@ -438,7 +439,7 @@ class Trajectory {
               if (continues) {
                 tan_.Xs[r * P + p] = total - f_plus[r] * tau;  // X+ = R_q X- + R_theta - (f+ - R_q f-) tau
               } else {
-                dq_terminal[r * P + p] = total;
+                out_.dqf[out_.dqf_at(r, p, i_)] = total;
               }
             }
           }
@@ -493,18 +494,20 @@ class Trajectory {
     }
   }
 
-  SALTATION_HD void finish(Status status, double t_end, const double* qf, const double* dqf) {
+  // Status, end time and final state; the caller has written dqf (a terminal event's jump()).
+  SALTATION_HD void finish_state(Status status, double t_end, const double* qf) {
     out_.status[i_] = static_cast<int>(status);
     out_.t_end[i_] = t_end;
     for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = qf[k];
+  }
+
+  // Status, end time and final state, with dqf = X(t_end) from the current tangent.
+  SALTATION_HD void finish(Status status, double t_end, const double* qf) {
+    finish_state(status, t_end, qf);
     if constexpr (Sens) {
       for (int p = 0; p < P; ++p) {
         double x[N];
-        if (dqf) {
-          for (int k = 0; k < N; ++k) x[k] = dqf[k * P + p];
-        } else {
-          tan_.column(p, x);
-        }
+        tan_.column(p, x);
         for (int k = 0; k < N; ++k) out_.dqf[out_.dqf_at(k, p, i_)] = x[k];
       }
     }
