@@ -1,109 +1,73 @@
-// The CUDA backend against the CPU backend on the same batches: statuses and event counts
-// equal, states and derivatives within 1e-12 relative. Skips where no device is present.
-#include <cmath>
-#include <random>
+// The CUDA backend against the CPU backend on the agreement cases, by the stated policy
+// (docs/agreement.md): statuses, event counts, guards and flags equal; values within each case's
+// tolerance. Skips where no device is present (fails under SALTATION_REQUIRE_CUDA=1).
+#include <string>
 
+#include "agreement/agreement.hpp"
+#include "agreement/agreement_cases.hpp"
 #include "backends.hpp"
 #include "saltation/models/bouncing_ball.hpp"
-#include "saltation/models/terrain_ball.hpp"
-#include "terrain_samples.hpp"
-#include "saltation/models/thermostat.hpp"
 
 using namespace saltation;
 
 namespace {
 
-void expect_close_arrays(const std::vector<double>& gpu, const std::vector<double>& cpu, const char* what) {
-  ASSERT_EQ(gpu.size(), cpu.size()) << what;
-  double scale = 0.0;
-  for (double x : cpu) scale = std::max(scale, std::fabs(x));
-  std::size_t bad = 0;
-  for (std::size_t k = 0; k < cpu.size(); ++k)
-    if (!(std::fabs(gpu[k] - cpu[k]) <= 1e-12 * std::max(std::fabs(cpu[k]), 1e-3 * scale))) ++bad;
-  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << cpu.size() << " entries differ beyond 1e-12 relative";
-}
-
-void expect_backends_agree(const Result& g, const Result& c) {
-  EXPECT_EQ(g.status, c.status);
-  EXPECT_EQ(g.n_events, c.n_events);
-  EXPECT_EQ(g.ev_guard, c.ev_guard);
-  expect_close_arrays(g.t_end, c.t_end, "t_end");
-  expect_close_arrays(g.qf, c.qf, "qf");
-  expect_close_arrays(g.ev_t, c.ev_t, "event times");
-  expect_close_arrays(g.ev_q, c.ev_q, "pre-event states");
-  expect_close_arrays(g.ev_q_plus, c.ev_q_plus, "post-event states");
-  expect_close_arrays(g.dqf, c.dqf, "dqf/dtheta");
-  expect_close_arrays(g.ev_dt, c.ev_dt, "dt_e/dtheta");
-  expect_close_arrays(g.ev_dq, c.ev_dq, "dq-/dtheta");
-}
-
-template <class Model>
-void compare(const Model& m, const Batch& b, Options o) {
-  for (bool sens : {false, true}) {
-    SCOPED_TRACE(sens ? "with sensitivities" : "forward only");
-    o.sensitivities = sens;
-    const Result cpu = solve(m, b, o, Backend::Cpu);
-    const Result gpu = solve(m, b, o, Backend::Cuda);
-    expect_backends_agree(gpu, cpu);
-  }
-}
-
-Options options(double t_final, double dt, int capacity) {
-  Options o;
-  o.t_final = t_final;
-  o.dt = dt;
-  o.event_capacity = capacity;
-  return o;
+// Runs `check` on the agreement case `wanted`, forward and with sensitivities.
+void compare_case(const std::string& wanted) {
+  bool found = false;
+  agreement::for_each_case([&](const char* name, const auto& model, const Batch& batch, Options o, double rtol) {
+    if (wanted != name) return;
+    found = true;
+    for (bool sens : {false, true}) {
+      SCOPED_TRACE(std::string(name) + (sens ? " with sensitivities" : " forward only"));
+      o.sensitivities = sens;
+      const Result cpu = solve(model, batch, o, Backend::Cpu);
+      const Result gpu = solve(model, batch, o, Backend::Cuda);
+      agreement::expect_agreement(gpu, cpu, rtol);
+    }
+  });
+  EXPECT_TRUE(found) << wanted << " is not an agreement case";
 }
 
 }  // namespace
 
-TEST(Cuda, BouncingBallMatchesCpu) {
+TEST(Cuda, BouncingBallAgreesWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  Batch b(1000, 3);
-  for (std::size_t i = 0; i < b.n; ++i) {
-    b.at(i, 0) = 0.5 + 2.0 * i / b.n;
-    b.at(i, 1) = -1.0 + 3.0 * ((i * 37) % 101) / 101.0;
-    b.at(i, 2) = 0.3 + 0.65 * ((i * 13) % 97) / 97.0;
-  }
-  Options o = options(5.0, 1e-3, 32);
-  o.v_stop = 0.05;
-  compare(BouncingBall{}, b, o);
+  compare_case("bouncing_ball");
 }
 
-TEST(Cuda, ThermostatMatchesCpu) {
+TEST(Cuda, ThermostatAgreesWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  Batch b(512, 6);
-  for (std::size_t i = 0; i < b.n; ++i) {
-    const double th[6] = {19.0 + 0.002 * i, 18.0, 10.0 + 0.01 * i, 8.0, 20.0, 22.0 + 0.001 * i};
-    for (int p = 0; p < 6; ++p) b.at(i, p) = th[p];
-  }
-  compare(Thermostat{}, b, options(60.0, 1e-2, 16));
+  compare_case("thermostat");
 }
 
-TEST(Cuda, TerrainBallK3MatchesCpu) {
+TEST(Cuda, TerrainBallK3AgreesWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  compare(TerrainBall<3>{}, sample_terrain_batch<3>(2048, 1), options(3.0, 1e-3, 16));
+  compare_case("terrain_ball_K3");
 }
 
-TEST(Cuda, TerrainBallK24MatchesCpu) {
+TEST(Cuda, TerrainBallK24AgreesWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  compare(TerrainBall<24>{}, sample_terrain_batch<24>(512, 2), options(3.0, 1e-3, 16));
+  compare_case("terrain_ball_K24");
 }
 
-TEST(Cuda, TerrainBallK192MatchesCpu) {
+TEST(Cuda, TerrainBallK192AgreesWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  compare(TerrainBall<192>{}, sample_terrain_batch<192>(128, 3), options(2.0, 1e-3, 8));
+  compare_case("terrain_ball_K192");
 }
 
-TEST(Cuda, StatusesMatchCpu) {
+TEST(Cuda, StatusesAgreeWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   // Capacity, settled, Zeno and invalid rows in one batch.
-  Options o = options(10.0, 1e-3, 6);
+  Options o = agreement::options(10.0, 1e-3, 6);
   o.v_stop = 0.5;
   o.mark_invalid_rows = true;
-  Batch b = Batch::from_rows({{2.0, 0.0, 0.8}, {2.0, 0.0, 0.3}, {2.0, 0.0, 1.5}, {0.1, 0.0, 0.0}}, 3);
-  compare(BouncingBall{}, b, o);
+  const Batch b = Batch::from_rows({{2.0, 0.0, 0.8}, {2.0, 0.0, 0.3}, {2.0, 0.0, 1.5}, {0.1, 0.0, 0.0}}, 3);
+  for (bool sens : {false, true}) {
+    o.sensitivities = sens;
+    agreement::expect_agreement(solve(BouncingBall{}, b, o, Backend::Cuda), solve(BouncingBall{}, b, o, Backend::Cpu),
+                                1e-9);
+  }
 }
 
 TEST(Cuda, AutoPicksCudaWithDevice) {

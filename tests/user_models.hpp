@@ -51,6 +51,12 @@ struct GenericTerrain3 : TerrainBall<3> {
   static constexpr bool affine_flow = false;
 };
 
+// The three-bump terrain ball itself, as a type of its own whose CUDA driver comes from
+// user_models.cu, compiled without contraction (-fmad=false) like GenericTerrain3: tests that hold
+// two kernels to bitwise equality use these, so that where nvcc fuses a multiply-add cannot differ
+// between the kernels (docs/agreement.md).
+struct StrictTerrain3 : TerrainBall<3> {};
+
 }  // namespace saltation::testing
 
 #if SALTATION_HAVE_CUDA
@@ -59,6 +65,8 @@ template <>
 struct has_cuda_driver<testing::TwoThresholds> : std::true_type {};
 template <>
 struct has_cuda_driver<testing::GenericTerrain3> : std::true_type {};
+template <>
+struct has_cuda_driver<testing::StrictTerrain3> : std::true_type {};
 // One bump: not among the built-in bump counts.
 template <>
 struct has_cuda_driver<TerrainBall<1>> : std::true_type {};
