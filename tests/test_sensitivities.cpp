@@ -8,6 +8,7 @@
 #include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "saltation/products.hpp"
+#include "saltation/testing/check_sensitivities.hpp"
 #include "backends.hpp"
 
 using namespace saltation;
@@ -25,60 +26,15 @@ Options sens_options(double t_final, double dt, int capacity) {
 }
 
 
-// Every output of one trajectory as a flat vector: qf, then per event t_e and q-_e.
-std::vector<double> flat_outputs(const Result& r) {
-  std::vector<double> y;
-  for (int k = 0; k < r.N; ++k) y.push_back(r.qf_of(0, k));
-  for (int c = 0; c < r.n_events[0]; ++c) {
-    y.push_back(r.event_time(0, c));
-    for (int k = 0; k < r.N; ++k) y.push_back(r.event_q(0, c, k));
-  }
-  return y;
-}
-std::vector<double> flat_derivatives(const Result& r, int p) {
-  std::vector<double> d;
-  for (int k = 0; k < r.N; ++k) d.push_back(r.dqf_of(0, k, p));
-  for (int c = 0; c < r.n_events[0]; ++c) {
-    d.push_back(r.event_dt(0, c, p));
-    for (int k = 0; k < r.N; ++k) d.push_back(r.event_dq(0, c, k, p));
-  }
-  return d;
-}
-
-// Compares every derivative of one trajectory with a Richardson-extrapolated central difference
-// of the whole (forward-only) solver: D = (4 D(h/2) - D(h)) / 3 with h = 1e-5 (relative), so the
-// truncation error O(h^4) is negligible even near narrow bumps, while the ulp-level jitter of
-// event and step times (about 1e-14 in the states) stays near 1e-9 in the differences.
+// Every derivative of one trajectory against Richardson-extrapolated central differences of the
+// whole solver (the installed check_sensitivities: h = 1e-5 relative, error |analytic - fd| /
+// (|fd| + 1e-2) at most 1e-6), at a fixed event topology.
 template <class Model>
 void expect_matches_finite_differences(Backend backend, const Model& m, const std::vector<double>& theta,
-                                       const Options& o, double rtol, double atol) {
-  const Result r = solve_on(backend, m, {theta}, o);
-  Options fwd = o;
-  fwd.sensitivities = false;
-  const std::vector<double> y0 = flat_outputs(r);
-  auto run = [&](int p, double delta) {
-    std::vector<double> th = theta;
-    th[p] += delta;
-    const Result rr = solve_on(backend, m, {th}, fwd);
-    EXPECT_EQ(rr.n_events[0], r.n_events[0]) << "event count changed under perturbation of theta[" << p << "]";
-    EXPECT_EQ(rr.status, r.status);
-    return flat_outputs(rr);
-  };
-  double worst = 0.0;
-  for (int p = 0; p < Model::P; ++p) {
-    const double h = 1e-5 * std::max(1.0, std::fabs(theta[p]));
-    const auto a1 = run(p, h), b1 = run(p, -h), a2 = run(p, h / 2), b2 = run(p, -h / 2);
-    if (a1.size() != y0.size() || a2.size() != y0.size() || b1.size() != y0.size() || b2.size() != y0.size()) continue;
-    const std::vector<double> ad = flat_derivatives(r, p);
-    for (std::size_t e = 0; e < y0.size(); ++e) {
-      const double d1 = (a1[e] - b1[e]) / (2 * h), d2 = (a2[e] - b2[e]) / h;
-      const double fd = (4.0 * d2 - d1) / 3.0;
-      const double err = std::fabs(ad[e] - fd);
-      worst = std::max(worst, err / (std::fabs(fd) + atol / rtol));
-      EXPECT_LE(err, rtol * std::fabs(fd) + atol) << Model::param_name(p) << " output " << e << ": " << ad[e] << " vs FD " << fd;
-    }
-  }
-  std::printf("  %d events, worst relative error against FD: %.3g\n", r.n_events[0], worst);
+                                       const Options& o) {
+  const saltation::testing::SensitivityCheck check = saltation::testing::check_sensitivities(m, theta, o, backend);
+  EXPECT_TRUE(check.ok(1e-6)) << check.summary();
+  std::printf("  %s\n", check.summary().c_str());
 }
 
 // Five random parameter sets of a K-bump terrain, every derivative against finite differences.
@@ -88,7 +44,7 @@ void expect_random_sets_match_finite_differences(Backend backend, std::uint64_t 
   TerrainBall<K> m;
   for (int set = 0; set < 5; ++set) {
     SCOPED_TRACE("parameter set " + std::to_string(set));
-    expect_matches_finite_differences(backend, m, sample_terrain_row<K>(rng), sens_options(2.0, 1e-3, 16), 1e-6, 1e-8);
+    expect_matches_finite_differences(backend, m, sample_terrain_row<K>(rng), sens_options(2.0, 1e-3, 16));
   }
 }
 
@@ -107,7 +63,7 @@ TEST_P(TerrainSensitivity, EventCapacityTerminalDerivative) {
   const Options o = sens_options(2.0, 1e-3, 2);
   const Result r = solve_on(backend(), m, {theta}, o);
   ASSERT_EQ(r.status_of(0), Status::EventCapacity);
-  expect_matches_finite_differences(backend(), m, theta, o, 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, o);
 }
 
 TEST_P(TerrainSensitivity, SettledTerminalDerivative) {
@@ -119,7 +75,7 @@ TEST_P(TerrainSensitivity, SettledTerminalDerivative) {
   const Result r = solve_on(backend(), m, {theta}, o);
   ASSERT_EQ(r.status_of(0), Status::Settled);
   ASSERT_GE(r.n_events[0], 2);
-  expect_matches_finite_differences(backend(), m, theta, o, 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, o);
 }
 
 TEST_P(BouncingBallSensitivity, SettledTerminalDerivative) {
@@ -128,7 +84,7 @@ TEST_P(BouncingBallSensitivity, SettledTerminalDerivative) {
   o.v_stop = 1.0;
   const std::vector<double> theta = {2.0, 0.3, 0.8};
   ASSERT_EQ(solve_on(backend(), m, {theta}, o).status_of(0), Status::Settled);
-  expect_matches_finite_differences(backend(), m, theta, o, 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, o);
 }
 
 TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
@@ -167,7 +123,7 @@ TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
 
 TEST_P(ThermostatSensitivity, AgainstFiniteDifferences) {
   Thermostat m;
-  expect_matches_finite_differences(backend(), m, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, sens_options(50.0, 1e-2, 16), 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, sens_options(50.0, 1e-2, 16));
 }
 
 TEST_P(Products, JvpVjpConsistentWithJacobian) {
@@ -230,7 +186,7 @@ TEST_P(ThermostatSensitivity, StartInJumpSetAgainstFiniteDifferences) {
   // Second switch: t_1 = tau ln((T0 - Te)/(Tl - Te)).
   EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T0), 12.0 / (23.0 - 18.0), 1e-10);
   EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T_LOW), -12.0 / (20.0 - 18.0), 1e-10);
-  expect_matches_finite_differences(backend(), m, theta, sens_options(40.0, 1e-2, 16), 1e-6, 1e-8);
+  expect_matches_finite_differences(backend(), m, theta, sens_options(40.0, 1e-2, 16));
 }
 
 SALTATION_INSTANTIATE_ON_EVERY_BACKEND(TerrainSensitivity);

@@ -18,6 +18,12 @@
 //   static std::string param_name(int p);           host only, e.g. "e" or "w_3"
 //   static std::string param_domain(int p);         host only, e.g. "in [0, 1]"
 //   void validate_config() const;                   host only; throws InvalidInput
+//   static std::string state_name(int k);           host only, e.g. "x"; AnyModel and the result
+//                                                   writers name state k with it
+//
+// A built-in model (src/builtin_models.hpp) also provides, host only,
+//   static Model from_config(const ModelConfig& config);   its constants from a request's "config"
+// and, when it comes in compiled-in variants, variant_key ("bumps") and variant (K).
 //
 // The flow may read only the F parameters named by flow_param (a test checks this with
 // dual numbers); this is what lets sensitivities skip P-wide work between events.
