@@ -125,12 +125,32 @@ class Trajectory {
   SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out)
       : m_(m), o_(o), th_(th), i_(i), out_(out) {}
 
+  // One trajectory on its own: the CPU driver's way.
   SALTATION_HD void run() {
+    if (begin()) return;
+    for (;;) {
+      const StepOutcome outcome = step();
+      if (outcome == StepOutcome::Ended) return;
+      if (outcome == StepOutcome::Bracketed && take_bracketed_event()) return;
+    }
+  }
+
+  // The same trajectory in three calls, for drivers that choose when a lane localises its event
+  // (the CUDA warp loop, docs/warp_events.md): begin(), then step() until it ends; after
+  // Bracketed the trajectory holds the bracket and does not move until take_bracketed_event().
+  // Nothing changes between the two, so when the event is localised does not change the result.
+  enum class StepOutcome { Stepped, Bracketed, Ended };
+
+  // Initial state, validation and an event at t = 0; true when the trajectory has already ended.
+  SALTATION_HD bool begin() {
     out_.n_events[i_] = 0;
     mode_ = m_.initial_mode;
     m_.initial_state(th_, q_);
     const RowCheck check = check_row(m_, th_);
-    if (!check.ok()) return finish_invalid();
+    if (!check.ok()) {
+      finish_invalid();
+      return true;
+    }
     if constexpr (Sens) {
       initial_tangent();
       tan_.restart_segment();
@@ -142,42 +162,53 @@ class Trajectory {
         if ((dir < 0 && g_left_[j] < 0.0) || (dir > 0 && g_left_[j] > 0.0)) {
           double q0[N];
           for (int k = 0; k < N; ++k) q0[k] = q_[k];
-          if (take_event(j, 0.0, q0, true)) return;
+          if (take_event(j, 0.0, q0, true)) return true;
           break;
         }
       }
     }
-    while (t_ < o_.t_final) {
-      const double remaining = o_.t_final - t_;
-      const bool last = remaining <= o_.dt;
-      const double h = last ? remaining : o_.dt;
-      double q_end[N], g_end[M];
-      Bracket br;
-      double Y_end[kYSize];
-      bool g_end_known = false;
-      if (!scan_step(h, q_end, g_end, br, Y_end, g_end_known)) {
-        if (!all_finite(q_end)) return finish(Status::NonFinite, t_, q_);
-        for (int k = 0; k < N; ++k) q_[k] = q_end[k];
-        for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
-        g_left_known_ = g_end_known;
-        if constexpr (Sens)
-          for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
-        t_ = last ? o_.t_final : t_ + h;
-        continue;
-      }
-      // Event path: only trajectories with a crossing in this step enter it.
-      int j = -1;
-      const double s = locate(br, j);
-      double q_minus[N];
-      if constexpr (Sens) {
-        rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
-      } else {
-        rk4_step(m_, q_, mode_, th_, s, q_minus);
-      }
-      if (!all_finite(q_minus)) return finish(Status::NonFinite, t_, q_);
-      if (take_event(j, t_ + s, q_minus, false)) return;
+    return finish_at_t_final();
+  }
+
+  // One step of dt (or the remainder to t_final): Stepped, Bracketed (a crossing in it, held for
+  // take_bracketed_event()) or Ended (non-finite state, or t_final reached).
+  SALTATION_HD StepOutcome step() {
+    const double remaining = o_.t_final - t_;
+    const bool last = remaining <= o_.dt;
+    const double h = last ? remaining : o_.dt;
+    double q_end[N], g_end[M];
+    double Y_end[kYSize];
+    bool g_end_known = false;
+    if (scan_step(h, q_end, g_end, bracket_, Y_end, g_end_known)) return StepOutcome::Bracketed;
+    if (!all_finite(q_end)) {
+      finish(Status::NonFinite, t_, q_);
+      return StepOutcome::Ended;
     }
-    finish(Status::Finished, o_.t_final, q_);
+    for (int k = 0; k < N; ++k) q_[k] = q_end[k];
+    for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+    g_left_known_ = g_end_known;
+    if constexpr (Sens)
+      for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
+    t_ = last ? o_.t_final : t_ + h;
+    return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
+  }
+
+  // The event path for the held bracket: localise, step to the event, take it. Returns true
+  // when the trajectory has ended.
+  SALTATION_HD bool take_bracketed_event() {
+    int j = -1;
+    const double s = locate(bracket_, j);
+    double q_minus[N];
+    if constexpr (Sens) {
+      rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
+    } else {
+      rk4_step(m_, q_, mode_, th_, s, q_minus);
+    }
+    if (!all_finite(q_minus)) {
+      finish(Status::NonFinite, t_, q_);
+      return true;
+    }
+    return take_event(j, t_ + s, q_minus, false) || finish_at_t_final();
   }
 
  private:
@@ -513,6 +544,13 @@ class Trajectory {
     }
   }
 
+  // Ends the run with status Finished once t_final is reached; true when it did.
+  SALTATION_HD bool finish_at_t_final() {
+    if (t_ < o_.t_final) return false;
+    finish(Status::Finished, o_.t_final, q_);
+    return true;
+  }
+
   SALTATION_HD void finish_invalid() {
     out_.status[i_] = static_cast<int>(Status::InvalidInput);
     out_.t_end[i_] = 0.0;
@@ -535,6 +573,7 @@ class Trajectory {
   int n_events_ = 0;
   double zeno_start_ = -1e300;
   int zeno_count_ = 0;
+  Bracket bracket_;  // the crossing step() found, until take_bracketed_event()
   Tangents<Model, Sens> tan_;
 };
 
@@ -544,5 +583,70 @@ SALTATION_HD void integrate_one(const Model& m, const Options& o, const Th& th, 
   static_assert(check_model<Model>(), "");
   Trajectory<Model, Th, Sens>(m, o, th, i, out).run();
 }
+
+// Event deferral for trajectories stepped in lockstep, one per lane of a CUDA warp
+// (docs/warp_events.md). A lane whose step holds a crossing stops and keeps its bracket; the
+// pending lanes localise and jump together once enough of them are pending, once one has waited
+// max_wait lockstep steps, or once no lane is left stepping. Deferral moves only when a lane
+// localises, never what it computes.
+struct WarpDeferral {
+  int min_pending = 1;  // pending lanes that start a localisation (1: at once, no deferral)
+  int max_wait = 0;     // lockstep steps a bracket may wait (0: none)
+
+  // The policy the CUDA driver runs unless SALTATION_WARP_DEFER=0 (bench/warp_model.cpp's table).
+  static constexpr WarpDeferral standard() { return {8, 32}; }
+  static constexpr WarpDeferral off() { return {1, 0}; }
+
+  // pending: lanes holding a bracket; stepping: lanes that would step meanwhile; expired: some
+  // pending lane has waited max_wait steps. The same answer on every lane of the warp.
+  SALTATION_HD bool localise_now(int pending, int stepping, bool expired) const {
+    return pending > 0 && (stepping == 0 || pending >= min_pending || expired);
+  }
+};
+
+// One lane of the lockstep loop. Each iteration has two phases on every lane of the warp:
+// step_phase() (lanes neither ended nor pending take one step), then the warp's vote
+// (WarpDeferral::localise_now over the lanes' pending(), stepping() and expired()), then
+// localise_phase() with its answer. kernels/solve.cuh votes with __ballot_sync;
+// tests/test_warp_policy.cpp runs the same phases over a CPU "warp".
+template <class Model, class Th, bool Sens>
+class WarpLane {
+ public:
+  // A lane past the end of the batch (`in_batch` false) is ended from the start and never
+  // touches the result arrays.
+  SALTATION_HD WarpLane(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out,
+                        bool in_batch)
+      : tr_(m, o, th, i, out), ended_(!in_batch || tr_.begin()) {}
+
+  SALTATION_HD bool ended() const { return ended_; }
+  SALTATION_HD bool pending() const { return pending_; }
+  SALTATION_HD bool stepping() const { return !ended_ && !pending_; }
+  SALTATION_HD bool expired(const WarpDeferral& d) const { return pending_ && waited_ >= d.max_wait; }
+
+  SALTATION_HD void step_phase() {
+    if (!stepping()) return;
+    using Outcome = typename Trajectory<Model, Th, Sens>::StepOutcome;
+    const Outcome outcome = tr_.step();
+    ended_ = outcome == Outcome::Ended;
+    pending_ = outcome == Outcome::Bracketed;
+    waited_ = 0;
+  }
+
+  SALTATION_HD void localise_phase(bool localise) {
+    if (!pending_) return;
+    if (!localise) {
+      ++waited_;
+      return;
+    }
+    ended_ = tr_.take_bracketed_event();
+    pending_ = false;
+  }
+
+ private:
+  Trajectory<Model, Th, Sens> tr_;
+  bool ended_;
+  bool pending_ = false;
+  int waited_ = 0;  // lockstep steps the held bracket has waited
+};
 
 }  // namespace saltation::core

@@ -1,0 +1,147 @@
+// The CUDA driver's warp loop (kernels/solve.cuh, docs/warp_events.md) emulated on the CPU: warps
+// of 32 lanes stepped in lockstep through core::WarpLane's phases, with the vote taken over the
+// lanes as __ballot_sync takes it. Deferring event localisation changes when a lane localises,
+// never what it computes: every result array is bitwise that of the CPU driver's run(), with
+// deferral off, with the standard policy and with extreme ones.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "saltation/core/integrate_one.hpp"
+#include "saltation/models/bouncing_ball.hpp"
+#include "saltation/models/terrain_ball.hpp"
+#include "saltation/solve.hpp"
+#include "terrain_samples.hpp"
+
+using namespace saltation;
+
+namespace {
+
+constexpr std::size_t kWarp = 32;
+
+struct WarpCounts {
+  long events = 0;         // localisations of single lanes
+  long localisations = 0;  // lockstep localisation passes (one per vote that said yes)
+};
+
+template <bool Sens, class Model>
+void run_warps(const Model& model, const Batch& batch, const Options& o, core::WarpDeferral deferral,
+               const ResultView& out, WarpCounts& counts) {
+  using Lane = core::WarpLane<Model, RowParams, Sens>;
+  for (std::size_t first = 0; first < batch.n; first += kWarp) {
+    std::vector<Lane> lanes;
+    lanes.reserve(kWarp);
+    for (std::size_t i = first; i < first + kWarp; ++i) {
+      const bool in_batch = i < batch.n;  // the last warp of a batch that is not a multiple of 32
+      lanes.emplace_back(model, o, RowParams{batch.theta.data() + (in_batch ? i : 0), batch.n}, i, out, in_batch);
+    }
+    auto running = [&] {
+      for (const Lane& lane : lanes)
+        if (!lane.ended()) return true;
+      return false;
+    };
+    while (running()) {
+      for (Lane& lane : lanes) lane.step_phase();
+      int pending = 0, stepping = 0;
+      bool expired = false;
+      for (const Lane& lane : lanes) {
+        pending += lane.pending();
+        stepping += lane.stepping();
+        expired = expired || lane.expired(deferral);
+      }
+      const bool localise = deferral.localise_now(pending, stepping, expired);
+      if (localise) {
+        ++counts.localisations;
+        counts.events += pending;
+      }
+      for (Lane& lane : lanes) lane.localise_phase(localise);
+    }
+  }
+}
+
+template <class Model>
+Result solve_in_warps(const Model& model, const Batch& batch, const Options& options, core::WarpDeferral deferral,
+                      WarpCounts& counts) {
+  const Options o = normalize_options(options);
+  Result result(batch.n, Model::N, Model::P, o.event_capacity, o.sensitivities);
+  if (o.sensitivities)
+    run_warps<true>(model, batch, o, deferral, result.view(), counts);
+  else
+    run_warps<false>(model, batch, o, deferral, result.view(), counts);
+  return result;
+}
+
+void expect_bitwise_equal(const Result& a, const Result& b) {
+  zip_arrays(a, b, [](const auto& x, const auto& y) {
+    ASSERT_EQ(x.size(), y.size());
+    EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(*x.data())));
+  });
+}
+
+Options terrain_options(bool sensitivities) {
+  Options o;
+  o.t_final = 3.0;
+  o.dt = 1e-3;
+  o.v_stop = 0.25;
+  o.sensitivities = sensitivities;
+  o.threads = 1;
+  return o;
+}
+
+// Every policy against the CPU driver, forward and with sensitivities. Returns the counts of the
+// standard policy with sensitivities, for checks that it did defer.
+template <class Model>
+WarpCounts check_policies(const Model& model, const Batch& batch, Options o) {
+  const core::WarpDeferral policies[] = {core::WarpDeferral::off(), core::WarpDeferral::standard(),
+                                         core::WarpDeferral{32, 1000000},  // wait for the whole warp
+                                         core::WarpDeferral{2, 3}};
+  WarpCounts standard;
+  for (bool sens : {false, true}) {
+    o.sensitivities = sens;
+    const Result reference = solve(model, batch, o, Backend::Cpu);
+    for (const core::WarpDeferral& d : policies) {
+      SCOPED_TRACE(std::string(sens ? "with sensitivities" : "forward") + ", min_pending " +
+                   std::to_string(d.min_pending) + ", max_wait " + std::to_string(d.max_wait));
+      WarpCounts counts;
+      expect_bitwise_equal(solve_in_warps(model, batch, o, d, counts), reference);
+      long events = 0;
+      for (int e : reference.n_events) events += e;
+      EXPECT_GE(counts.events, events);  // terminal crossings past the capacity are localised, not recorded
+      if (sens && d.min_pending == core::WarpDeferral::standard().min_pending &&
+          d.max_wait == core::WarpDeferral::standard().max_wait)
+        standard = counts;
+    }
+  }
+  return standard;
+}
+
+}  // namespace
+
+// 100 trajectories: three full warps and one of 4 lanes.
+TEST(WarpPolicy, TerrainBallK3BitwiseWithAndWithoutDeferral) {
+  const WarpCounts c = check_policies(TerrainBall<3>{}, sample_terrain_batch<3>(100, 11), terrain_options(false));
+  EXPECT_GT(c.events, 2 * c.localisations) << "the standard policy localised about one lane at a time";
+}
+
+TEST(WarpPolicy, TerrainBallK24BitwiseWithAndWithoutDeferral) {
+  const WarpCounts c = check_policies(TerrainBall<24>{}, sample_terrain_batch<24>(100, 12), terrain_options(false));
+  EXPECT_GT(c.events, 2 * c.localisations) << "the standard policy localised about one lane at a time";
+}
+
+// Event-capacity endings, and trajectories that end at different steps.
+TEST(WarpPolicy, BouncingBallBitwiseWithAndWithoutDeferral) {
+  Batch batch(70, 3);
+  for (std::size_t i = 0; i < batch.n; ++i) {
+    batch.at(i, 0) = 0.5 + 0.02 * static_cast<double>(i);  // h0
+    batch.at(i, 1) = 0.1 * static_cast<double>(i % 7);     // v0
+    batch.at(i, 2) = 0.5 + 0.004 * static_cast<double>(i);  // e
+  }
+  Options o;
+  o.t_final = 4.0;
+  o.dt = 1e-3;
+  o.event_capacity = 6;
+  o.threads = 1;
+  check_policies(BouncingBall{}, batch, o);
+}
