@@ -1,13 +1,15 @@
 #pragma once
-// The CUDA driver: a thin kernel (one thread per trajectory, calling the same
-// core::integrate_one as the CPU backend) and its launch code: the per-thread stack limit, a
-// device-memory plan, and a loop over chunks that fit it, staged through pinned host memory on
-// two streams so one chunk's copies overlap the next chunk's kernel. docs/gpu.md explains the
-// figures. Include from a .cu file.
+// The CUDA driver: a thin kernel (one thread per trajectory, running the same core::Trajectory
+// as the CPU backend, stepped so that a warp's lanes localise their events together) and its
+// launch code: the per-thread stack limit, a device-memory plan, and a loop over chunks that fit
+// it, staged through pinned host memory on two streams so one chunk's copies overlap the next
+// chunk's kernel. docs/gpu.md explains the figures, docs/warp_events.md the warp loop. Include
+// from a .cu file.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -21,15 +23,49 @@
 namespace saltation::cuda {
 namespace detail {
 
-// One chunk of out.n trajectories; theta and every result array have stride out.n.
+// The lanes of this thread's warp that exist: all 32, or fewer in the last warp of a block whose
+// size is not a multiple of 32. Taken from the block's shape, not from __activemask(), which
+// names only the lanes that happen to be converged at the call.
+__device__ inline unsigned warp_lanes() {
+  const unsigned warp_first = threadIdx.x & ~31u;
+  const unsigned count = blockDim.x - warp_first;
+  return count >= 32 ? 0xffffffffu : (1u << count) - 1u;
+}
+
+// One chunk of out.n trajectories; theta and every result array have stride out.n. One thread per
+// trajectory, as core::integrate_one on the CPU, but stepped through core::WarpLane's phases so
+// that the warp's lanes localise their events together (docs/warp_events.md). Every lane of the
+// warp stays in the loop, past the batch's end or finished, until all have ended: the votes name
+// the same lanes every time. With `deferral` off, a lane localises in the step that found its
+// crossing, as run() does.
 template <bool Sens, class Model>
-__global__ void integrate_kernel(Model model, Options options, const double* theta, ResultView out) {
+__global__ void integrate_kernel(Model model, Options options, const double* theta, ResultView out,
+                                 core::WarpDeferral deferral) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < out.n) core::integrate_one<Sens>(model, options, RowParams{theta + i, out.n}, i, out);
+  const bool in_batch = i < out.n;
+  const unsigned lanes = warp_lanes();
+  // A lane past the end reads no parameter: its row pointer only has to be a valid address.
+  core::WarpLane<Model, RowParams, Sens> lane(model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i, out,
+                                               in_batch);
+  while (__any_sync(lanes, !lane.ended())) {
+    lane.step_phase();
+    const int pending = __popc(__ballot_sync(lanes, lane.pending()));
+    const int stepping = __popc(__ballot_sync(lanes, lane.stepping()));
+    const bool expired = __any_sync(lanes, lane.expired(deferral));
+    lane.localise_phase(deferral.localise_now(pending, stepping, expired));
+  }
 }
 
 template <class Model>
-using Kernel = void (*)(Model, Options, const double*, ResultView);
+using Kernel = void (*)(Model, Options, const double*, ResultView, core::WarpDeferral);
+
+// SALTATION_WARP_DEFER=0 turns event deferral off (each lane localises when it finds its
+// crossing); unset or anything else runs the standard policy. The results are the same either
+// way; the switch is for measuring the policy on a device (scripts/gpu-check).
+inline core::WarpDeferral warp_deferral_from_environment() {
+  const char* value = std::getenv("SALTATION_WARP_DEFER");
+  return value != nullptr && std::string(value) == "0" ? core::WarpDeferral::off() : core::WarpDeferral::standard();
+}
 
 // Upper bound on the block size handed to the occupancy calculator. A block holds its SM slot
 // until its slowest trajectory ends, and trajectories differ in length (events, early stops),
@@ -179,8 +215,9 @@ struct ChunkSlot {
 // Packs the parameter rows of trajectories [first, first + count) into the slot's staging and
 // queues on its stream: the upload, the result defaults, the kernel and the download.
 template <class Model>
-void start_chunk(ChunkSlot& slot, const Model& model, const Options& options, Kernel<Model> kernel, int block,
-                 const double* theta, const Result& out, std::size_t first, std::size_t count) {
+void start_chunk(ChunkSlot& slot, const Model& model, const Options& options, core::WarpDeferral deferral,
+                 Kernel<Model> kernel, int block, const double* theta, const Result& out, std::size_t first,
+                 std::size_t count) {
   const cudaStream_t stream = slot.stream.get();
   const std::size_t n = out.n;
   for (int p = 0; p < Model::P; ++p)
@@ -199,7 +236,7 @@ void start_chunk(ChunkSlot& slot, const Model& model, const Options& options, Ke
     SALTATION_CUDA_CHECK(cudaMemsetAsync(buffer.data(), is_ev_guard ? 0xFF : 0, bytes, stream));
   });
   const unsigned grid = static_cast<unsigned>((count + block - 1) / block);
-  kernel<<<grid, block, 0, stream>>>(model, options, slot.theta.data(), view);
+  kernel<<<grid, block, 0, stream>>>(model, options, slot.theta.data(), view, deferral);
   SALTATION_CUDA_CHECK(cudaGetLastError());  // launch errors now; execution errors at the stream's sync
   zip_arrays(slot.result_staging, slot.result, [&](auto& staging, const auto& device) {
     if (device.empty()) return;
@@ -234,6 +271,7 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
   if (n == 0) return;
   const detail::Kernel<Model> kernel =
       options.sensitivities ? &detail::integrate_kernel<true, Model> : &detail::integrate_kernel<false, Model>;
+  const core::WarpDeferral deferral = detail::warp_deferral_from_environment();
   // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
   // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a
   // limit the runtime promises to accept.
@@ -261,7 +299,8 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
   for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
     detail::ChunkSlot& slot = slots[chunks % slots.size()];
     collect(slot);  // the chunk this slot held, two chunks back
-    detail::start_chunk(slot, model, options, kernel, block, theta, out, first, std::min(plan.chunk, n - first));
+    detail::start_chunk(slot, model, options, deferral, kernel, block, theta, out, first,
+                        std::min(plan.chunk, n - first));
   }
   for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
 }

@@ -594,7 +594,7 @@ struct WarpDeferral {
   int max_wait = 0;     // lockstep steps a bracket may wait (0: none)
 
   // The policy the CUDA driver runs unless SALTATION_WARP_DEFER=0 (bench/warp_model.cpp's table).
-  static constexpr WarpDeferral standard() { return {8, 32}; }
+  static constexpr WarpDeferral standard() { return {16, 64}; }
   static constexpr WarpDeferral off() { return {1, 0}; }
 
   // pending: lanes holding a bracket; stepping: lanes that would step meanwhile; expired: some
