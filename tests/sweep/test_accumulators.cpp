@@ -124,7 +124,9 @@ TEST(SweepAccumulators, QuantileSketchWithinItsStatedBound) {
           << "q = " << q << ", m = " << bits;
     }
     // A coarse sketch is measurably off somewhere (the bound is not vacuous), yet within it.
-    if (bits == 4) EXPECT_NE(sketch.quantile(0.5), sorted[(n + 1) / 2 - 1]);
+    if (bits == 4) {
+      EXPECT_NE(sketch.quantile(0.5), sorted[(n + 1) / 2 - 1]);
+    }
     // Counts merge exactly: either order gives the same sketch.
     QuantileSketch forward = first_half, backward = second_half;
     forward.merge(second_half);

@@ -145,6 +145,9 @@ TEST(SweepReduction, RefusesBadPlansAndMerges) {
   EXPECT_THROW(merge_partials(std::vector<Partial<OutputSummary>>{a, other_layout}), saltation::InvalidInput);
   EXPECT_THROW(a.total(), saltation::InvalidInput);
   EXPECT_THROW(partial_from_json<OutputSummary>(nlohmann::json{{"format", "other"}}), saltation::InvalidInput);
+  auto truncated = partial_to_bytes(a);
+  truncated.resize(truncated.size() / 2);
+  EXPECT_THROW(partial_from_bytes<OutputSummary>(truncated), saltation::InvalidInput);
 }
 
 TEST(SweepReduction, ExceptionsFromFillPropagate) {

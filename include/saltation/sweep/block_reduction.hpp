@@ -225,13 +225,17 @@ template <class Acc>
 Partial<Acc> partial_from_json(const nlohmann::json& j) {
   if (!j.is_object() || j.value("format", "") != "saltation-sweep-partial" || j.value("version", 0) != 1)
     throw InvalidInput("partial", -1, "not a saltation-sweep-partial, version 1");
-  Partial<Acc> partial;
-  partial.layout = {j.at("n_samples").get<std::uint64_t>(), j.at("block_size").get<std::uint64_t>()};
-  partial.blocks = {j.at("first_block").get<std::uint64_t>(), j.at("end_block").get<std::uint64_t>()};
-  for (const auto& node : j.at("nodes"))
-    partial.nodes.push_back({node.at("level").get<std::uint32_t>(), node.at("index").get<std::uint64_t>(),
-                             Acc::from_json(node.at("value"))});
-  return partial;
+  try {
+    Partial<Acc> partial;
+    partial.layout = {j.at("n_samples").get<std::uint64_t>(), j.at("block_size").get<std::uint64_t>()};
+    partial.blocks = {j.at("first_block").get<std::uint64_t>(), j.at("end_block").get<std::uint64_t>()};
+    for (const auto& node : j.at("nodes"))
+      partial.nodes.push_back({node.at("level").get<std::uint32_t>(), node.at("index").get<std::uint64_t>(),
+                               Acc::from_json(node.at("value"))});
+    return partial;
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput("partial", -1, e.what());
+  }
 }
 
 template <class Acc>
@@ -241,7 +245,13 @@ std::vector<std::uint8_t> partial_to_bytes(const Partial<Acc>& partial) {
 
 template <class Acc>
 Partial<Acc> partial_from_bytes(const std::vector<std::uint8_t>& bytes) {
-  return partial_from_json<Acc>(nlohmann::json::from_cbor(bytes));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::from_cbor(bytes);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput("partial", -1, e.what());
+  }
+  return partial_from_json<Acc>(j);
 }
 
 }  // namespace saltation::sweep
