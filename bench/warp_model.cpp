@@ -20,7 +20,7 @@
 //     is left out of S.
 //  4. The device's time is proportional to the sum of warp cycles over the batch (the SMs'
 //     issue slots are the bottleneck, latency hidden by other warps); block and tail effects,
-//     memory traffic and the votes' own cost (three ballots per iteration) are not modelled.
+//     memory traffic and the votes' own cost (four per iteration) are not modelled.
 // Deferral changes no lane's work, so useful lane-slots are the same under every policy and the
 // speed-up is the ratio of warp cycles.
 #include <algorithm>
