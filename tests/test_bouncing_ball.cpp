@@ -1,4 +1,4 @@
-// Bouncing ball against the closed forms of DESIGN.md section 5 (values and derivatives).
+// Bouncing ball against its closed forms: impact times t_n = t1 (1 + 2 sum e^j), their derivatives, thrown starts.
 #include <cmath>
 
 #include "saltation/models/bouncing_ball.hpp"
