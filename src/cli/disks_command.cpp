@@ -1,11 +1,11 @@
 // `saltation disks`: batched disk-contact rollouts and stiffness fits, a JSON request in, the
 // result table out as JSON, NPY or CSV. A thin adapter: reading, running, statistics and
 // writing are the library's (saltation/dem/dem_io.hpp); the schema is in docs/disks.md.
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "saltation/backend.hpp"
 #include "saltation/dem/dem_io.hpp"
 #include "saltation/io/files.hpp"
@@ -23,14 +23,7 @@ void run_disks(const DisksArgs& a) {
   dem::DisksOverrides overrides = a.overrides;
   if (!a.backend.empty()) overrides.backend = parse_backend(a.backend);
   const dem::DisksRequest request = dem::parse_disks_request(io::read_json_file(a.input), overrides);
-  Progress progress;
-  if (a.progress)
-    progress = [](std::size_t done, std::size_t total) {
-      std::fprintf(stderr, "\rsaltation disks: %3.0f%% (%zu of %zu systems)%s", 100.0 * done / total, done, total,
-                   done == total ? "\n" : "");
-      std::fflush(stderr);
-    };
-  dem::run_and_write(request, a.format, a.out, progress);
+  dem::run_and_write(request, a.format, a.out, a.progress ? progress_line("disks", "systems") : Progress());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/io/solve_io.hpp"
@@ -63,13 +64,7 @@ void run_solve(const SolveArgs& a) {
   if (!a.backend.empty()) req.backend = parse_backend(a.backend);
   const Options options = normalize_options(req.options);
   const Backend used = resolve_backend(req.backend);
-  Progress progress;
-  if (a.progress)
-    progress = [](std::size_t done, std::size_t total) {
-      std::fprintf(stderr, "\rsaltation solve: %3.0f%% (%zu of %zu trajectories)%s", 100.0 * done / total, done, total,
-                   done == total ? "\n" : "");
-      std::fflush(stderr);
-    };
+  const Progress progress = a.progress ? progress_line("solve", "trajectories") : Progress();
   const auto start = std::chrono::steady_clock::now();
   const Result result = model.solve(req.batch, options, used, progress);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -35,14 +35,13 @@ nlohmann::json read_json_file(const std::string& path) {
   return parse_json(text);
 }
 
-void write_file_atomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw IoError(path, std::string("cannot open for writing: ") + std::strerror(errno));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-                       ::fsync(::fileno(f)) == 0;
+std::string temporary_path(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
+void commit_temporary(std::FILE* file, bool written, const std::string& path) {
+  const std::string tmp = temporary_path(path);
+  written = written && std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
   const int err = errno;
-  if (std::fclose(f) != 0 || !written) {
+  if (std::fclose(file) != 0 || !written) {
     std::remove(tmp.c_str());
     throw IoError(path, std::string("write failed: ") + std::strerror(err));
   }
@@ -51,6 +50,12 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
     std::remove(tmp.c_str());
     throw IoError(path, std::string("cannot move the finished file into place: ") + std::strerror(e));
   }
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(temporary_path(path).c_str(), "wb");
+  if (!f) throw IoError(path, std::string("cannot open for writing: ") + std::strerror(errno));
+  commit_temporary(f, std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size(), path);
 }
 
 }  // namespace saltation::io

@@ -1,13 +1,12 @@
 #include "saltation/io/npy.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "saltation/errors.hpp"
+#include "saltation/io/files.hpp"
 
 namespace saltation::io {
 
@@ -30,7 +29,7 @@ std::string npy_header(DType dtype, const std::vector<long>& shape) {
 }
 
 NpyWriter::NpyWriter(std::string path, DType dtype, std::vector<long> shape)
-    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())), dtype_(dtype), expected_(1) {
+    : path_(std::move(path)), tmp_(temporary_path(path_)), dtype_(dtype), expected_(1) {
   for (long s : shape) expected_ *= static_cast<std::size_t>(s);
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) throw IoError(path_, std::string("cannot open for writing: ") + std::strerror(errno));
@@ -64,17 +63,7 @@ void NpyWriter::commit() {
     throw IoError(path_, std::to_string(written_) + " of " + std::to_string(expected_) + " values written");
   std::FILE* f = file_;
   file_ = nullptr;
-  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const int err = errno;
-  if (std::fclose(f) != 0 || !flushed) {
-    std::remove(tmp_.c_str());
-    throw IoError(path_, std::string("write failed: ") + std::strerror(err));
-  }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp_.c_str());
-    throw IoError(path_, std::string("cannot move the finished file into place: ") + std::strerror(e));
-  }
+  commit_temporary(f, true, path_);
 }
 
 }  // namespace saltation::io
