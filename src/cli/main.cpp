@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add_solve_command(app);
   add_disks_command(app);
   add_models_command(app);
+  add_sweep_commands(app);
   add_devices_command(app);
   auto fail = [](const char* kind, const std::exception& e, int code) {
     std::cerr << "saltation: " << kind << ": " << e.what() << "\n";

@@ -1,0 +1,108 @@
+#pragma once
+// A Monte Carlo design and sensitivity study (docs/sweep.md): parameters sampled from counter-based
+// streams, every sample integrated, objectives and their gradients with respect to the design
+// parameters folded into accumulators block by block (block_reduction.hpp), never stored. The
+// summary is bitwise identical for any chunk size, thread count and shard split.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "saltation/any_model.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/options.hpp"
+#include "saltation/progress.hpp"
+#include "saltation/sweep/block_reduction.hpp"
+#include "saltation/sweep/distributions.hpp"
+#include "saltation/sweep/sobol.hpp"
+#include "saltation/sweep/summary.hpp"
+
+namespace saltation::sweep {
+
+enum class ObjectiveKind { EventTime, EventState, FinalState, EventCount, Landing, StatusIs };
+
+// A scalar of one trajectory's outcome. Events are counted from 0 (event 1 is the second).
+struct Objective {
+  std::string name;
+  ObjectiveKind kind = ObjectiveKind::FinalState;
+  int event = 0;        // EventTime, EventState, Landing
+  int state = 0;        // EventState, FinalState, Landing
+  double target = 0.0;  // Landing: (q-_event[state] - target)^2
+  int status = 0;       // StatusIs: 1 when the trajectory ended with this status, else 0
+  // Piecewise constant objectives have no pathwise gradient.
+  bool differentiable() const { return kind != ObjectiveKind::EventCount && kind != ObjectiveKind::StatusIs; }
+};
+
+struct Study {
+  io::ModelChoice model;
+  Options options;                          // as for solve; mark_invalid_rows is always on
+  std::vector<Distribution> parameters;     // one per model parameter, in order
+  std::vector<Objective> objectives;
+  std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
+  std::uint64_t seed = 0;
+  bool sobol = false;
+  int sobol_resamples = 100;                // bootstrap replicates of the Sobol intervals
+  std::uint64_t block_size = 4096;          // the reduction tree's leaves; part of the result
+  std::uint64_t pilot_samples = 1024;       // samples 0 .. that fix the histogram ranges
+
+  std::vector<int> design_parameters() const;  // indices of the design parameters
+};
+
+// Reads a study for the model `info` (the model itself is read with io::parse_model_choice).
+// Throws InvalidInput naming the key: unknown keys, distributions that cannot be sampled, a
+// parameter both designed and sampled, an event index past the capacity, zero samples, ...
+Study parse_study(const nlohmann::json& study, const ModelInfo& info);
+
+// How a study runs; nothing here changes its summary.
+struct StudyRun {
+  Backend backend = Backend::Auto;
+  std::uint64_t memory_budget = 0;  // bytes for one chunk's trajectories; 0: 1 GiB (CPU), a quarter of the device's (CUDA)
+  int shard = 0, n_shards = 1;      // run blocks [n_blocks shard / n_shards, n_blocks (shard + 1) / n_shards)
+  std::string per_sample_prefix;    // when not empty: PREFIX_<name>.npy per-sample arrays, streamed
+  Progress progress;                // samples done of this shard's samples
+};
+
+// Everything the block tree accumulates for a study: outcomes (status, event count, topology
+// change against the nominal trajectory), per objective its value and gradient, and per objective
+// the Sobol sums.
+class StudyAccumulator {
+ public:
+  StudyAccumulator() = default;
+  StudyAccumulator(const Study& study, int n_events_capacity, const std::vector<HistogramRange>& objective_ranges);
+
+  int input_width() const;
+  void add(std::uint64_t index, const double* values);
+  void merge(const StudyAccumulator& later);
+  nlohmann::json to_json() const;
+  static StudyAccumulator from_json(const nlohmann::json& j);
+
+  const OutputSummary& outcomes() const { return outcomes_.front(); }
+  const std::vector<OutputSummary>& objectives() const { return objectives_; }
+  const std::vector<SobolAccumulator>& sobol() const { return sobol_; }
+
+ private:
+  std::vector<OutputSummary> outcomes_;  // one: status, n_events, topology_changed
+  std::vector<OutputSummary> objectives_;
+  std::vector<SobolAccumulator> sobol_;
+};
+
+struct StudyResult {
+  Partial<StudyAccumulator> partial;
+  nlohmann::json header;  // the study, the nominal trajectory, the model: what a merge checks
+};
+
+// Runs this shard of the study.
+StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run);
+
+// The shard's state for `saltation merge` (JSON), and back.
+nlohmann::json result_to_json(const StudyResult& result);
+StudyResult result_from_json(const nlohmann::json& j);
+// Shards of one study (same header) covering all blocks: the whole study's result.
+StudyResult merge_results(const std::vector<StudyResult>& shards);
+
+// What a user reads (docs/sweep.md), for a complete result: statistics, gradients with standard
+// errors and the topology-change fraction, Sobol indices, status and event-count histograms.
+nlohmann::json summary_json(const StudyResult& result);
+
+}  // namespace saltation::sweep

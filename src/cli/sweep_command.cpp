@@ -1,0 +1,193 @@
+// `saltation sweep` and `saltation merge`: a Monte Carlo study (docs/sweep.md) to DIR/summary.json,
+// and shard partials merged into the whole study's summary. Thin adapters over sweep/study.hpp.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
+#include "saltation/errors.hpp"
+#include "saltation/io/files.hpp"
+#include "saltation/registry.hpp"
+#include "saltation/sweep/study.hpp"
+#include "saltation/version.hpp"
+
+namespace saltation::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct SweepArgs {
+  std::string study, out = "sweep", backend, shard, memory_budget;
+  long long samples = 0, seed = -1;
+  int threads = -1;
+  bool per_sample = false, progress = false;
+};
+
+// "1073741824", "512M", "4G": bytes.
+std::uint64_t parse_bytes(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() ? 1.0 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1.0;
+  if (used == 0 || scale < 0 || !(value > 0))
+    throw InvalidInput("memory-budget", -1, "\"" + text + "\" is not a byte count (e.g. 268435456, 256M, 2G)");
+  return static_cast<std::uint64_t>(value * scale);
+}
+
+void parse_shard(const std::string& text, sweep::StudyRun& run) {
+  int i = -1, n = 0;
+  char slash = 0;
+  std::istringstream s(text);
+  if (!(s >> i >> slash >> n) || slash != '/' || !s.eof() || n < 1 || i < 0 || i >= n)
+    throw InvalidInput("shard", -1, "\"" + text + "\" is not i/N with 0 <= i < N (e.g. 0/4)");
+  run.shard = i;
+  run.n_shards = n;
+}
+
+std::string fixed(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+// The readable summary printed after a complete study.
+std::string summary_text(const json& s, const std::string& dir) {
+  std::ostringstream t;
+  t << "saltation sweep: " << s.at("model").get<std::string>() << ", " << s.at("samples") << " samples"
+    << (s.at("sobol").get<bool>() ? " (Saltelli design)" : "") << ", backend "
+    << s.at("provenance").at("backend").get<std::string>() << ", " << fixed(s.at("provenance").at("wall_seconds"))
+    << " s\n  statuses:";
+  for (const auto& [name, count] : s.at("statuses").items()) t << " " << name << "=" << count;
+  t << "\n  event counts:";
+  for (const auto& [count, n] : s.at("event_counts").items()) t << " " << count << ":" << n;
+  t << "\n  nominal trajectory: " << s.at("nominal").at("n_events") << " events; topology changed in "
+    << fixed(100.0 * s.at("topology_change_fraction").get<double>()) << " % of samples\n";
+  for (const auto& [name, o] : s.at("objectives").items()) {
+    t << "  " << name << ": mean " << fixed(o.at("mean")) << " +- " << fixed(o.at("std_error")) << " (sd "
+      << fixed(o.at("sd")) << ", n " << o.at("n");
+    if (o.at("n_undefined").get<long long>() > 0) t << ", undefined in " << o.at("n_undefined");
+    t << ")";
+    if (o.contains("q05")) t << ", 5-95 %: [" << fixed(o.at("q05")) << ", " << fixed(o.at("q95")) << "]";
+    t << "\n";
+    if (o.contains("gradient"))
+      for (const auto& [param, g] : o.at("gradient").items())
+        t << "    d/d" << param << ": " << fixed(g.at("mean")) << " +- " << fixed(g.at("std_error")) << "\n";
+    if (o.contains("sobol"))
+      for (const auto& [param, si] : o.at("sobol").items())
+        t << "    Sobol " << param << ": S1 " << fixed(si.at("S1")) << " +- " << fixed(si.at("S1_conf")) << ", ST "
+          << fixed(si.at("ST")) << " +- " << fixed(si.at("ST_conf")) << "\n";
+  }
+  t << "  summary: " << (fs::path(dir) / "summary.json").string() << "; plots: python3 scripts/plot_sweep.py " << dir
+    << "\n";
+  return t.str();
+}
+
+json provenance(const json& header, const sweep::StudyRun& run, Backend used, double seconds) {
+  return {{"version", version()},         {"git_hash", git_hash()},    {"backend", backend_name(used)},
+          {"seed", header.at("seed")},    {"samples", header.at("samples")}, {"options", header.at("options")},
+          {"shard", std::to_string(run.shard) + "/" + std::to_string(run.n_shards)},
+          {"wall_seconds", seconds}};
+}
+
+void write_outputs(const sweep::StudyResult& result, const std::string& dir, const json& prov, bool print) {
+  json partial = sweep::result_to_json(result);
+  partial["provenance"] = prov;
+  io::write_file_atomically((fs::path(dir) / "partial.json").string(), partial.dump() + "\n");
+  if (!result.partial.complete()) return;
+  json summary = sweep::summary_json(result);
+  summary["provenance"] = prov;
+  io::write_file_atomically((fs::path(dir) / "summary.json").string(), summary.dump(1) + "\n");
+  if (print) std::cout << summary_text(summary, dir);
+}
+
+void run_sweep(const SweepArgs& a) {
+  json request = io::read_json_file(a.study);
+  if (a.samples > 0) request["samples"] = a.samples;
+  if (a.seed >= 0) request["seed"] = a.seed;
+  const io::ModelChoice choice = io::parse_model_choice(request);
+  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  sweep::Study study = sweep::parse_study(request, model.info());
+  if (a.threads >= 0) study.options.threads = a.threads;
+  sweep::StudyRun run;
+  if (!a.backend.empty()) run.backend = parse_backend(a.backend);
+  const Backend used = resolve_backend(run.backend);
+  run.backend = used;
+  if (!a.memory_budget.empty()) run.memory_budget = parse_bytes(a.memory_budget);
+  if (!a.shard.empty()) parse_shard(a.shard, run);
+  std::error_code error;
+  fs::create_directories(a.out, error);
+  if (error) throw IoError(a.out, "cannot create the output folder: " + error.message());
+  if (a.per_sample)
+    run.per_sample_prefix = (fs::path(a.out) / (run.n_shards > 1 ? "samples_shard" + std::to_string(run.shard) : "samples")).string();
+  if (a.progress) run.progress = progress_line("sweep", "samples");
+  const auto start = std::chrono::steady_clock::now();
+  const sweep::StudyResult result = sweep::run_study(model, study, run);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_outputs(result, a.out, provenance(result.header, run, used, seconds), true);
+  if (!result.partial.complete())
+    std::cout << "saltation sweep: shard " << run.shard << "/" << run.n_shards << " written to "
+              << (fs::path(a.out) / "partial.json").string() << "; combine the shards with saltation merge\n";
+}
+
+void run_merge(const std::vector<std::string>& dirs, const std::string& out) {
+  std::vector<sweep::StudyResult> shards;
+  json first_provenance;
+  double seconds = 0.0;
+  for (const std::string& dir : dirs) {
+    const json j = io::read_json_file((fs::path(dir) / "partial.json").string());
+    shards.push_back(sweep::result_from_json(j));
+    if (j.contains("provenance")) {
+      if (first_provenance.is_null()) first_provenance = j.at("provenance");
+      seconds += j.at("provenance").value("wall_seconds", 0.0);
+    }
+  }
+  const sweep::StudyResult whole = sweep::merge_results(shards);
+  std::error_code error;
+  fs::create_directories(out, error);
+  if (error) throw IoError(out, "cannot create the output folder: " + error.message());
+  json prov = first_provenance.is_null() ? json::object() : first_provenance;
+  prov["shard"] = "merged from " + std::to_string(dirs.size());
+  prov["wall_seconds"] = seconds;  // the shards' wall times added up
+  write_outputs(whole, out, prov, true);
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app) {
+  auto a = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand("sweep", "Run a Monte Carlo design and sensitivity study (docs/sweep.md)");
+  cmd->add_option("study", a->study, "Study JSON; - reads standard input")->required();
+  cmd->add_option("--out,-o", a->out, "Output folder: summary.json, partial.json, per-sample NPY files (default: sweep)");
+  cmd->add_option("--backend", a->backend, "cpu | cuda | auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--samples", a->samples, "Override the study's sample count");
+  cmd->add_option("--seed", a->seed, "Override the study's seed");
+  cmd->add_option("--threads", a->threads, "CPU threads (0: OpenMP's default)");
+  cmd->add_option("--memory-budget", a->memory_budget,
+                  "Bytes for one chunk of trajectories (e.g. 512M, 2G; default 1G on the CPU, a quarter of the GPU's)");
+  cmd->add_option("--shard", a->shard, "Run the i-th of N disjoint slices of the samples (i/N); combine with merge");
+  cmd->add_flag("--per-sample", a->per_sample, "Also write per-sample NPY arrays (theta, status, n_events, objectives)");
+  cmd->add_flag("--progress", a->progress, "Progress with rate and time left on standard error");
+  cmd->callback([a] { run_sweep(*a); });
+
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>("merged");
+  CLI::App* merge = app.add_subcommand("merge", "Combine the partials of sweep shards into the whole study's summary");
+  merge->add_option("dirs", *dirs, "Output folders of the shards")->required();
+  merge->add_option("--out,-o", *out, "Output folder for summary.json (default: merged)");
+  merge->callback([dirs, out] { run_merge(*dirs, *out); });
+}
+
+}  // namespace saltation::cli

@@ -1,0 +1,640 @@
+#include "saltation/sweep/study.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "saltation/errors.hpp"
+#include "saltation/io/json_object.hpp"
+#include "saltation/io/npy.hpp"
+#include "saltation/status.hpp"
+
+namespace saltation::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---- reading a study
+
+int state_index(const json& v, const std::string& path, const ModelInfo& info) {
+  if (v.is_number_integer()) {
+    const long long k = v.get<long long>();
+    if (k < 0 || k >= info.N)
+      throw InvalidInput(path, -1, std::to_string(k) + " is not a state index of " + info.name + " (0.." +
+                                       std::to_string(info.N - 1) + ")");
+    return static_cast<int>(k);
+  }
+  if (v.is_string()) {
+    const auto it = std::find(info.state_names.begin(), info.state_names.end(), v.get<std::string>());
+    if (it != info.state_names.end()) return static_cast<int>(it - info.state_names.begin());
+  }
+  std::string names;
+  for (const auto& s : info.state_names) names += (names.empty() ? "" : ", ") + s;
+  throw InvalidInput(path, -1, "must name a state of " + info.name + " (" + names + ") or give its index");
+}
+
+int event_index(const io::JsonObject& o, const std::string& key, const Options& options) {
+  const int c = o.integer(key);
+  if (c < 0) throw InvalidInput(o.path(key), -1, "must be >= 0 (events count from 0)");
+  if (c >= options.event_capacity)
+    throw InvalidInput(o.path(key), -1,
+                       "event " + std::to_string(c) + " is past the event capacity (" +
+                           std::to_string(options.event_capacity) + "): raise options.event_capacity");
+  return c;
+}
+
+Objective parse_objective(const json& v, const std::string& where, const ModelInfo& info, const Options& options) {
+  const io::JsonObject o(v, where);
+  Objective ob;
+  ob.name = o.string("name");
+  if (ob.name.empty()) throw InvalidInput(o.path("name"), -1, "must not be empty");
+  static const char* kinds[] = {"event_time", "event_state", "final_state", "event_count", "landing", "status"};
+  std::string kind;
+  for (const char* k : kinds)
+    if (o.has(k)) {
+      if (!kind.empty())
+        throw InvalidInput(where, -1, "has both \"" + kind + "\" and \"" + k + "\": an objective is one of them");
+      kind = k;
+    }
+  if (kind.empty())
+    throw InvalidInput(where, -1,
+                       "needs one of event_time, event_state, final_state, event_count, landing, status (docs/sweep.md)");
+  if (kind == "event_time") {
+    ob.kind = ObjectiveKind::EventTime;
+    ob.event = event_index(o, "event_time", options);
+  } else if (kind == "event_state" || kind == "landing") {
+    const io::JsonObject e = o.object(kind);
+    ob.kind = kind == "landing" ? ObjectiveKind::Landing : ObjectiveKind::EventState;
+    ob.event = event_index(e, "event", options);
+    ob.state = state_index(e.raw("state"), e.path("state"), info);
+    if (ob.kind == ObjectiveKind::Landing) ob.target = e.number("target");
+    e.reject_unknown();
+  } else if (kind == "final_state") {
+    ob.kind = ObjectiveKind::FinalState;
+    ob.state = state_index(o.raw("final_state"), o.path("final_state"), info);
+  } else if (kind == "event_count") {
+    ob.kind = ObjectiveKind::EventCount;
+    if (!o.boolean("event_count", false)) throw InvalidInput(o.path("event_count"), -1, "must be true");
+  } else {
+    ob.kind = ObjectiveKind::StatusIs;
+    const std::string wanted = o.string("status");
+    ob.status = -1;
+    for (int s = 0; s < status_count; ++s)
+      if (wanted == status_name(static_cast<Status>(s))) ob.status = s;
+    if (ob.status < 0) throw InvalidInput(o.path("status"), -1, "\"" + wanted + "\" is not a status name (docs/schema.md)");
+  }
+  o.reject_unknown("an objective");
+  return ob;
+}
+
+Distribution parse_parameter(const json& v, const std::string& where) {
+  if (v.is_number()) return Distribution::fixed(v.get<double>());
+  const io::JsonObject o(v, where);
+  Distribution d;
+  if (o.has("design") && o.has("dist"))
+    throw InvalidInput(where, -1, "is either a design value or sampled, not both");
+  if (o.has("design")) {
+    d = Distribution::design(o.number("design"));
+  } else if (o.has("dist")) {
+    const std::string dist = o.choice("dist", {"uniform", "normal", "lognormal", "truncnormal"}, "");
+    if (dist == "uniform") d = Distribution::uniform(o.number("low"), o.number("high"));
+    else if (dist == "normal") d = Distribution::normal(o.number("mean"), o.number("sigma"));
+    else if (dist == "lognormal") d = Distribution::lognormal(o.number("mu"), o.number("sigma"));
+    else d = Distribution::truncnormal(o.number("mean"), o.number("sigma"), o.number("low"), o.number("high"));
+  } else {
+    throw InvalidInput(where, -1, "must be a number, {\"design\": value} or {\"dist\": ...} (docs/sweep.md)");
+  }
+  o.reject_unknown("a parameter");
+  validate_distribution(d, where);
+  return d;
+}
+
+// The distribution's mean: where the nominal trajectory puts a sampled parameter.
+double mean_of(const Distribution& d) {
+  switch (d.kind) {
+    case DistributionKind::fixed:
+    case DistributionKind::design: return d.a;
+    case DistributionKind::uniform: return 0.5 * (d.a + d.b);
+    case DistributionKind::normal: return d.a;
+    case DistributionKind::lognormal: return std::exp(d.a + 0.5 * d.b * d.b);
+    case DistributionKind::truncnormal: {
+      const double alpha = (d.c - d.a) / d.b, beta = (d.d - d.a) / d.b;
+      const double pdf_alpha = std::exp(-0.5 * alpha * alpha), pdf_beta = std::exp(-0.5 * beta * beta);
+      const double mass = normal_cdf(beta) - normal_cdf(alpha);
+      return d.a + d.b * (pdf_alpha - pdf_beta) / (std::sqrt(2.0 * M_PI) * mass);
+    }
+  }
+  return d.a;
+}
+
+json distribution_json(const Distribution& d) {
+  switch (d.kind) {
+    case DistributionKind::fixed: return d.a;
+    case DistributionKind::design: return {{"design", d.a}};
+    case DistributionKind::uniform: return {{"dist", "uniform"}, {"low", d.a}, {"high", d.b}};
+    case DistributionKind::normal: return {{"dist", "normal"}, {"mean", d.a}, {"sigma", d.b}};
+    case DistributionKind::lognormal: return {{"dist", "lognormal"}, {"mu", d.a}, {"sigma", d.b}};
+    case DistributionKind::truncnormal:
+      return {{"dist", "truncnormal"}, {"mean", d.a}, {"sigma", d.b}, {"low", d.c}, {"high", d.d}};
+  }
+  return nullptr;
+}
+
+json objective_json(const Objective& o, const ModelInfo& info) {
+  const std::string state = info.state_names[o.state];
+  switch (o.kind) {
+    case ObjectiveKind::EventTime: return {{"name", o.name}, {"event_time", o.event}};
+    case ObjectiveKind::EventState: return {{"name", o.name}, {"event_state", {{"event", o.event}, {"state", state}}}};
+    case ObjectiveKind::FinalState: return {{"name", o.name}, {"final_state", state}};
+    case ObjectiveKind::EventCount: return {{"name", o.name}, {"event_count", true}};
+    case ObjectiveKind::Landing:
+      return {{"name", o.name}, {"landing", {{"event", o.event}, {"state", state}, {"target", o.target}}}};
+    case ObjectiveKind::StatusIs: return {{"name", o.name}, {"status", status_name(static_cast<Status>(o.status))}};
+  }
+  return nullptr;
+}
+
+// ---- evaluating objectives on a solved batch
+
+// Objective o of trajectory i, and (when `gradient`) its derivative with respect to each design
+// parameter. NaN where it is undefined (fewer events than it needs, or an invalid row).
+double objective_value(const Objective& o, const Result& r, std::size_t i) {
+  const bool has_event = r.n_events[i] > o.event;
+  switch (o.kind) {
+    case ObjectiveKind::EventTime: return has_event ? r.event_time(i, o.event) : kNaN;
+    case ObjectiveKind::EventState: return has_event ? r.event_q(i, o.event, o.state) : kNaN;
+    case ObjectiveKind::FinalState: return r.qf_of(i, o.state);
+    case ObjectiveKind::EventCount: return r.n_events[i];
+    case ObjectiveKind::Landing: {
+      if (!has_event) return kNaN;
+      const double miss = r.event_q(i, o.event, o.state) - o.target;
+      return miss * miss;
+    }
+    case ObjectiveKind::StatusIs: return r.status[i] == o.status ? 1.0 : 0.0;
+  }
+  return kNaN;
+}
+
+double objective_derivative(const Objective& o, const Result& r, std::size_t i, int p) {
+  if (r.status_of(i) == Status::InvalidInput || (o.kind != ObjectiveKind::FinalState && r.n_events[i] <= o.event))
+    return kNaN;
+  switch (o.kind) {
+    case ObjectiveKind::EventTime: return r.event_dt(i, o.event, p);
+    case ObjectiveKind::EventState: return r.event_dq(i, o.event, o.state, p);
+    case ObjectiveKind::FinalState: return r.dqf_of(i, o.state, p);
+    case ObjectiveKind::Landing:
+      return 2.0 * (r.event_q(i, o.event, o.state) - o.target) * r.event_dq(i, o.event, o.state, p);
+    default: return kNaN;
+  }
+}
+
+int gradient_width(const Objective& o, int n_design) { return o.differentiable() ? n_design : 0; }
+
+constexpr int kOutcomes = 3;  // status, n_events, topology_changed
+
+HistogramRange padded_range(double low, double high, std::uint32_t bins) {
+  if (!(std::isfinite(low) && std::isfinite(high))) return {0.0, 1.0, bins};
+  if (low == high) return {low - 0.5, high + 0.5, bins};
+  const double pad = 0.05 * (high - low);
+  return {low - pad, high + pad, bins};
+}
+
+std::uint64_t default_memory_budget(Backend backend) {
+  if (backend == Backend::Cuda) {
+    const CudaDevices d = query_cuda_devices();
+    if (!d.devices.empty()) return d.devices.front().memory / 4;
+  }
+  return std::uint64_t(1) << 30;
+}
+
+// Host and device bytes one trajectory of the batch takes: its parameters and its Result.
+std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Options& o) {
+  const std::uint64_t N = info.N, P = info.P, C = o.event_capacity;
+  std::uint64_t b = 8 * P + 4 + 8 + 8 * N + 4 + C * (8 + 4 + 4 + 16 * N);
+  if (o.sensitivities) b += 8 * N * P + C * (8 * P + 8 * N * P);
+  return b;
+}
+
+}  // namespace
+
+std::vector<int> Study::design_parameters() const {
+  std::vector<int> out;
+  for (std::size_t p = 0; p < parameters.size(); ++p)
+    if (parameters[p].kind == DistributionKind::design) out.push_back(static_cast<int>(p));
+  return out;
+}
+
+Study parse_study(const json& j, const ModelInfo& info) {
+  const io::JsonObject top(j, "");
+  Study s;
+  s.model = io::parse_model_choice(j);
+  top.raw("model");
+  if (top.has("config")) top.raw("config");
+  s.options = io::options_from_json(top.object("options"));
+  s.options.mark_invalid_rows = true;
+  (void)normalize_options(s.options);  // option errors now, naming the option
+  const io::JsonObject params = top.object("parameters");
+  for (int p = 0; p < info.P; ++p) {
+    const std::string& name = info.param_names[p];
+    if (!params.has(name))
+      throw InvalidInput(params.path(name), -1,
+                         "is required: a number, {\"design\": value} or {\"dist\": ...} for every parameter of " + info.name);
+    s.parameters.push_back(parse_parameter(params.raw(name), params.path(name)));
+  }
+  params.reject_unknown("the parameters of model " + info.name);
+  const json& objectives = top.raw("objectives");
+  if (!objectives.is_array() || objectives.empty())
+    throw InvalidInput("objectives", -1, "must be a non-empty array of objectives (docs/sweep.md)");
+  std::set<std::string> names;
+  for (std::size_t k = 0; k < objectives.size(); ++k) {
+    s.objectives.push_back(parse_objective(objectives[k], "objectives[" + std::to_string(k) + "]", info, s.options));
+    if (!names.insert(s.objectives.back().name).second)
+      throw InvalidInput("objectives[" + std::to_string(k) + "].name", -1, "\"" + s.objectives.back().name + "\" is used twice");
+  }
+  const long long samples = top.integer64("samples", 0);
+  if (samples <= 0) throw InvalidInput("samples", -1, "must be a positive integer");
+  s.samples = static_cast<std::uint64_t>(samples);
+  const long long seed = top.integer64("seed", 0);
+  if (seed < 0) throw InvalidInput("seed", -1, "must be >= 0");
+  s.seed = static_cast<std::uint64_t>(seed);
+  s.sobol = top.boolean("sobol", false);
+  s.sobol_resamples = top.integer("sobol_resamples", s.sobol_resamples);
+  if (s.sobol_resamples < 0 || s.sobol_resamples > 10000)
+    throw InvalidInput("sobol_resamples", -1, "must be in [0, 10000]");
+  if (s.sobol && count_factors(s.parameters.data(), static_cast<std::uint32_t>(s.parameters.size())) == 0)
+    throw InvalidInput("sobol", -1, "needs at least one sampled parameter");
+  top.reject_unknown("a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples)");
+  return s;
+}
+
+// ---- the accumulator
+
+StudyAccumulator::StudyAccumulator(const Study& study, int capacity, const std::vector<HistogramRange>& ranges) {
+  SummaryOptions outcomes;
+  outcomes.n_outputs = kOutcomes;
+  outcomes.histograms = {{-0.5, status_count - 0.5, static_cast<std::uint32_t>(status_count)},
+                         {-0.5, capacity + 0.5, static_cast<std::uint32_t>(capacity + 1)},
+                         {-0.5, 1.5, 2}};
+  outcomes_.emplace_back(outcomes);
+  const int n_design = static_cast<int>(study.design_parameters().size());
+  std::size_t next = 0;
+  for (const Objective& o : study.objectives) {
+    SummaryOptions so;
+    so.n_outputs = 1 + gradient_width(o, n_design);
+    so.histograms.assign(ranges.begin() + next, ranges.begin() + next + so.n_outputs);
+    next += so.n_outputs;
+    objectives_.emplace_back(so);
+  }
+  if (study.sobol) {
+    const int k = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size())));
+    for (std::size_t o = 0; o < study.objectives.size(); ++o) sobol_.emplace_back(k, study.seed, study.sobol_resamples);
+  }
+}
+
+int StudyAccumulator::input_width() const {
+  int w = outcomes().input_width();
+  for (const auto& o : objectives_) w += o.input_width();
+  for (const auto& s : sobol_) w += s.input_width();
+  return w;
+}
+
+void StudyAccumulator::add(std::uint64_t index, const double* values) {
+  outcomes_.front().add(index, values);
+  values += outcomes().input_width();
+  for (auto& o : objectives_) {
+    o.add(index, values);
+    values += o.input_width();
+  }
+  for (auto& s : sobol_) {
+    s.add(index, values);
+    values += s.input_width();
+  }
+}
+
+void StudyAccumulator::merge(const StudyAccumulator& later) {
+  outcomes_.front().merge(later.outcomes_.front());
+  for (std::size_t o = 0; o < objectives_.size(); ++o) objectives_[o].merge(later.objectives_[o]);
+  for (std::size_t o = 0; o < sobol_.size(); ++o) sobol_[o].merge(later.sobol_[o]);
+}
+
+json StudyAccumulator::to_json() const {
+  json objectives = json::array(), sobol = json::array();
+  for (const auto& o : objectives_) objectives.push_back(o.to_json());
+  for (const auto& s : sobol_) sobol.push_back(s.to_json());
+  return {{"outcomes", outcomes().to_json()}, {"objectives", objectives}, {"sobol", sobol}};
+}
+
+StudyAccumulator StudyAccumulator::from_json(const json& j) {
+  StudyAccumulator a;
+  a.outcomes_.push_back(OutputSummary::from_json(j.at("outcomes")));
+  for (const auto& o : j.at("objectives")) a.objectives_.push_back(OutputSummary::from_json(o));
+  for (const auto& s : j.at("sobol")) a.sobol_.push_back(SobolAccumulator::from_json(s));
+  return a;
+}
+
+// ---- running
+
+namespace {
+
+// The rows of one chunk and what becomes of them: parameters drawn from the counter-based streams,
+// one solve, objectives folded into the SoA outputs the block tree consumes.
+struct Evaluator {
+  const AnyModel& model;
+  const Study& study;
+  Options options;
+  Backend backend;
+  std::vector<int> design;
+  int n_factors = 0;
+  int nominal_events = 0;
+
+  int rows_per_sample() const { return study.sobol ? n_factors + 2 : 1; }
+
+  // Solves samples [first, first + count): row r of sample i at batch index r * count + i, r the
+  // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f).
+  Result solve(std::uint64_t first, std::uint64_t count) const {
+    const int P = model.info().P;
+    const int rows = rows_per_sample();
+    Batch batch(count * rows, P);
+    std::vector<double> theta(P);
+    for (int r = 0; r < rows; ++r)
+      for (std::uint64_t i = 0; i < count; ++i) {
+        saltelli_parameters(study.parameters.data(), static_cast<std::uint32_t>(P), study.seed, first + i,
+                            static_cast<std::uint32_t>(r), theta.data());
+        for (int p = 0; p < P; ++p) batch.at(r * count + i, p) = theta[p];
+      }
+    return model.solve(batch, options, backend);
+  }
+
+  // The block tree's inputs of samples [first, first + count) from their solved batch.
+  void fold(const Result& res, std::uint64_t count, double* out) const {
+    std::size_t row = 0;
+    auto put = [&](std::uint64_t i, double v) { out[row * count + i] = v; };
+    for (std::uint64_t i = 0; i < count; ++i) {
+      row = 0;
+      put(i, res.status[i]), ++row;
+      put(i, res.n_events[i]), ++row;
+      put(i, res.n_events[i] != nominal_events ? 1.0 : 0.0), ++row;
+      for (const Objective& o : study.objectives) {
+        put(i, objective_value(o, res, i)), ++row;
+        if (o.differentiable())
+          for (int p : design) put(i, objective_derivative(o, res, i, p)), ++row;
+      }
+      if (study.sobol)
+        for (const Objective& o : study.objectives)
+          for (int r = 0; r < rows_per_sample(); ++r) put(i, objective_value(o, res, r * count + i)), ++row;
+    }
+  }
+};
+
+// Per-sample arrays of a shard, streamed in sample order (the reduction runs its chunks in order).
+class PerSampleFiles {
+ public:
+  PerSampleFiles(const std::string& prefix, const Study& study, const ModelInfo& info, std::uint64_t rows) {
+    const long n = static_cast<long>(rows);
+    files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_theta.npy", io::DType::F64, std::vector<long>{n, info.P}));
+    files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_status.npy", io::DType::I32, std::vector<long>{n}));
+    files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_n_events.npy", io::DType::I32, std::vector<long>{n}));
+    for (const Objective& o : study.objectives)
+      files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_" + o.name + ".npy", io::DType::F64, std::vector<long>{n}));
+  }
+  void append(const Study& study, const Result& res, std::uint64_t count) {
+    const int P = res.P;
+    std::vector<double> theta(count * P), values(count);
+    std::vector<int> status(res.status.begin(), res.status.begin() + count),
+        events(res.n_events.begin(), res.n_events.begin() + count);
+    // Row A of each sample is the plain Monte Carlo draw: the first `count` rows of the batch.
+    for (std::uint64_t i = 0; i < count; ++i)
+      for (int p = 0; p < P; ++p) theta[i * P + p] = row_theta_[p * row_stride_ + i];
+    files_[0]->append(theta.data(), theta.size());
+    files_[1]->append(status.data(), status.size());
+    files_[2]->append(events.data(), events.size());
+    for (std::size_t o = 0; o < study.objectives.size(); ++o) {
+      for (std::uint64_t i = 0; i < count; ++i) values[i] = objective_value(study.objectives[o], res, i);
+      files_[3 + o]->append(values.data(), values.size());
+    }
+  }
+  void set_theta(const Batch& batch) {
+    row_theta_ = batch.theta.data();
+    row_stride_ = batch.n;
+  }
+  void commit() {
+    for (auto& f : files_) f->commit();
+  }
+
+ private:
+  std::vector<std::unique_ptr<io::NpyWriter>> files_;
+  const double* row_theta_ = nullptr;
+  std::size_t row_stride_ = 0;
+};
+
+}  // namespace
+
+StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run) {
+  const ModelInfo& info = model.info();
+  if (static_cast<int>(study.parameters.size()) != info.P)
+    throw InvalidInput("parameters", -1, "the study has " + std::to_string(study.parameters.size()) +
+                                             " parameters, model " + info.name + " has " + std::to_string(info.P));
+  if (run.n_shards < 1 || run.shard < 0 || run.shard >= run.n_shards)
+    throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
+  Evaluator ev{model, study, study.options, resolve_backend(run.backend), study.design_parameters()};
+  ev.n_factors = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(info.P)));
+  bool gradients = false;
+  for (const Objective& o : study.objectives) gradients = gradients || (o.differentiable() && !ev.design.empty());
+  ev.options.sensitivities = gradients;
+  ev.options.mark_invalid_rows = true;
+  ev.options = normalize_options(ev.options);
+
+  // The nominal trajectory: design values, sampled parameters at their means.
+  Batch nominal_row(1, info.P);
+  for (int p = 0; p < info.P; ++p) nominal_row.at(0, p) = mean_of(study.parameters[p]);
+  Options nominal_options = ev.options;
+  nominal_options.sensitivities = false;
+  const Result nominal = model.solve(nominal_row, nominal_options, ev.backend);
+  ev.nominal_events = nominal.n_events[0];
+
+  // Histogram ranges from the pilot samples 0 .. pilot - 1, the same for every shard and chunking.
+  const std::uint64_t pilot = std::min(study.pilot_samples, study.samples);
+  std::vector<HistogramRange> ranges;
+  {
+    Study plain_study = study;
+    plain_study.sobol = false;
+    const Evaluator plain{model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
+    const Result res = plain.solve(0, pilot);
+    for (const Objective& o : study.objectives) {
+      const int width = 1 + gradient_width(o, static_cast<int>(ev.design.size()));
+      for (int w = 0; w < width; ++w) {
+        double low = HUGE_VAL, high = -HUGE_VAL;
+        for (std::uint64_t i = 0; i < pilot; ++i) {
+          const double v = w == 0 ? objective_value(o, res, i) : objective_derivative(o, res, i, ev.design[w - 1]);
+          if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
+        }
+        ranges.push_back(padded_range(low, high, 64));
+      }
+    }
+  }
+
+  const StudyAccumulator empty(study, ev.options.event_capacity, ranges);
+  const BlockLayout layout{study.samples, study.block_size};
+  const std::uint64_t n_blocks = layout.n_blocks();
+  const BlockRange blocks{n_blocks * run.shard / run.n_shards, n_blocks * (run.shard + 1) / run.n_shards};
+  if (blocks.first >= blocks.end)
+    throw InvalidInput("shard", -1, "shard " + std::to_string(run.shard) + " of " + std::to_string(run.n_shards) +
+                                        " has no samples: " + std::to_string(n_blocks) + " blocks of " +
+                                        std::to_string(study.block_size) + " samples; use fewer shards");
+  const std::uint64_t first_sample = blocks.first * layout.block_size;
+  const std::uint64_t shard_samples = std::min(blocks.end * layout.block_size, study.samples) - first_sample;
+
+  const std::uint64_t budget = run.memory_budget ? run.memory_budget : default_memory_budget(ev.backend);
+  const std::uint64_t per_sample = bytes_per_trajectory(info, ev.options) * ev.rows_per_sample();
+  if (per_sample > budget)
+    throw InvalidInput("memory_budget", -1, std::to_string(budget) + " bytes do not hold one sample (" +
+                                                std::to_string(per_sample) + " bytes); raise --memory-budget");
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min<std::uint64_t>(budget / per_sample, 1u << 20));
+
+  std::unique_ptr<PerSampleFiles> files;
+  if (!run.per_sample_prefix.empty())
+    files = std::make_unique<PerSampleFiles>(run.per_sample_prefix, study, info, shard_samples);
+  std::uint64_t done = 0;
+  auto fill = [&](std::uint64_t first, std::uint64_t count, double* out) {
+    const Result res = ev.solve(first, count);
+    ev.fold(res, count, out);
+    if (files) {
+      Batch rows(count, info.P);
+      std::vector<double> theta(info.P);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        sample_parameters(study.parameters.data(), static_cast<std::uint32_t>(info.P), study.seed, first + i, theta.data());
+        for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
+      }
+      files->set_theta(rows);
+      files->append(study, res, count);
+    }
+    done += count;
+    if (run.progress) run.progress(done, shard_samples);
+  };
+  // One worker: the solver parallelises each chunk itself, and per-sample files stream in order.
+  StudyResult result;
+  result.partial = reduce_blocks(empty, layout, blocks, ExecutionPlan{chunk, 1}, fill);
+  if (files) files->commit();
+
+  json parameters = json::object();
+  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
+  json objectives = json::array();
+  for (const Objective& o : study.objectives) objectives.push_back(objective_json(o, info));
+  std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
+  result.header = {{"model", info.name},
+                   {"config", info.config},
+                   {"state_names", info.state_names},
+                   {"param_names", info.param_names},
+                   {"options", io::options_to_json(ev.options)},
+                   {"parameters", parameters},
+                   {"objectives", objectives},
+                   {"samples", study.samples},
+                   {"seed", study.seed},
+                   {"sobol", study.sobol},
+                   {"block_size", study.block_size},
+                   {"nominal", {{"theta", nominal_theta},
+                                {"status", status_name(nominal.status_of(0))},
+                                {"n_events", nominal.n_events[0]}}}};
+  return result;
+}
+
+json result_to_json(const StudyResult& r) { return {{"header", r.header}, {"partial", partial_to_json(r.partial)}}; }
+
+StudyResult result_from_json(const json& j) {
+  StudyResult r;
+  try {
+    r.header = j.at("header");
+    r.partial = partial_from_json<StudyAccumulator>(j.at("partial"));
+  } catch (const json::exception& e) {
+    throw InvalidInput("partial", -1, std::string("is not a study partial written by saltation sweep: ") + e.what());
+  }
+  return r;
+}
+
+StudyResult merge_results(const std::vector<StudyResult>& shards) {
+  if (shards.empty()) throw InvalidInput("partials", -1, "nothing to merge");
+  std::vector<Partial<StudyAccumulator>> partials;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    if (shards[s].header != shards.front().header)
+      throw InvalidInput("partials", static_cast<long>(s), "belongs to another study than the first (headers differ)");
+    partials.push_back(shards[s].partial);
+  }
+  StudyResult whole;
+  whole.header = shards.front().header;
+  whole.partial = merge_partials(std::move(partials));
+  return whole;
+}
+
+json summary_json(const StudyResult& result) {
+  const StudyAccumulator& acc = result.partial.total();
+  const json& h = result.header;
+  json summary = {{"model", h.at("model")},       {"config", h.at("config")},   {"samples", h.at("samples")},
+                  {"seed", h.at("seed")},         {"sobol", h.at("sobol")},     {"parameters", h.at("parameters")},
+                  {"nominal", h.at("nominal")},   {"options", h.at("options")}};
+  // Statuses and event counts: the outcome histograms, which count every sample.
+  const OutputSummary& outcomes = acc.outcomes();
+  json statuses = json::object(), events = json::object();
+  const auto& status_counts = outcomes.histogram(0).counts();
+  for (std::size_t s = 0; s < status_counts.size(); ++s)
+    if (status_counts[s]) statuses[status_name(static_cast<Status>(s))] = status_counts[s];
+  const auto& event_counts = outcomes.histogram(1).counts();
+  for (std::size_t c = 0; c < event_counts.size(); ++c)
+    if (event_counts[c]) events[std::to_string(c)] = event_counts[c];
+  const double topology_fraction = outcomes.moments().mean(2);
+  summary["statuses"] = statuses;
+  summary["event_counts"] = events;
+  summary["topology_change_fraction"] = topology_fraction;
+  summary["topology_change_std_error"] = outcomes.moments().standard_error(2);
+
+  std::vector<std::string> design, factors;
+  const auto& names = h.at("param_names");
+  for (const auto& name : names) {
+    const json& d = h.at("parameters").at(name.get<std::string>());
+    if (d.is_object() && d.contains("design")) design.push_back(name);
+    if (d.is_object() && d.contains("dist")) factors.push_back(name);
+  }
+  json objectives = json::object();
+  const auto& objective_list = h.at("objectives");
+  for (std::size_t o = 0; o < objective_list.size(); ++o) {
+    const OutputSummary& s = acc.objectives()[o];
+    const json report = s.report();
+    const json& value = report.at("outputs").at(0);
+    json out = {{"n", s.n_samples() - s.n_non_finite()},
+                {"n_undefined", s.n_non_finite()},
+                {"definition", objective_list[o]}};
+    for (const char* key : {"mean", "sd", "min", "max", "q01", "q05", "q50", "q95", "q99", "quantile_relative_error_bound",
+                            "histogram"})
+      if (value.contains(key)) out[key] = value.at(key);
+    out["std_error"] = value.at("standard_error");
+    if (s.input_width() > 1) {
+      json gradient = json::object();
+      for (std::size_t d = 0; d < design.size(); ++d) {
+        const json& g = report.at("outputs").at(1 + d);
+        gradient[design[d]] = {{"mean", g.at("mean")}, {"std_error", g.at("standard_error")}};
+      }
+      out["gradient"] = gradient;
+    }
+    out["topology_change_fraction"] = topology_fraction;
+    if (!acc.sobol().empty()) {
+      const SobolIndices idx = acc.sobol()[o].indices();
+      json sobol = json::object();
+      for (std::size_t f = 0; f < factors.size(); ++f)
+        sobol[factors[f]] = {{"S1", idx.S1[f]}, {"S1_conf", idx.S1_conf[f]}, {"ST", idx.ST[f]}, {"ST_conf", idx.ST_conf[f]}};
+      out["sobol"] = sobol;
+      out["sobol_base_samples"] = idx.n_base_samples;
+    }
+    objectives[objective_list[o].at("name").get<std::string>()] = out;
+  }
+  summary["objectives"] = objectives;
+  return summary;
+}
+
+}  // namespace saltation::sweep

@@ -1,0 +1,197 @@
+// Studies end to end: the bouncing ball's closed forms through run_study (means, gradients, Sobol
+// indices), summaries bitwise equal for any chunk size, thread count and shard split, bad studies
+// named by key, and the saltation sweep / merge commands.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "saltation/errors.hpp"
+#include "saltation/registry.hpp"
+#include "saltation/sweep/study.hpp"
+
+using namespace saltation;
+using nlohmann::json;
+
+namespace {
+
+const double g = 9.81;
+
+// The issue's study: h0 ~ U(1, 2), e designed at 0.8 (or sampled), t2 = sqrt(2 h0 / g)(1 + 2e).
+json ball_study(std::uint64_t samples, bool sample_e, bool sobol) {
+  json s = json::parse(R"({"model": "bouncing_ball", "config": {"g": 9.81},
+    "options": {"t_final": 3.0, "dt": 0.001, "event_capacity": 16},
+    "parameters": {"h0": {"dist": "uniform", "low": 1.0, "high": 2.0}, "v0": 0.0, "e": {"design": 0.8}},
+    "objectives": [{"name": "t2", "event_time": 1}, {"name": "x", "final_state": "h"}],
+    "seed": 7})");
+  s["samples"] = samples;
+  s["sobol"] = sobol;
+  if (sample_e) s["parameters"]["e"] = json{{"dist", "uniform"}, {"low", 0.6}, {"high", 0.8}};
+  return s;
+}
+
+sweep::StudyResult run(const json& study_json, sweep::StudyRun run = {}) {
+  run.backend = Backend::Cpu;
+  const io::ModelChoice choice = io::parse_model_choice(study_json);
+  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  return sweep::run_study(model, sweep::parse_study(study_json, model.info()), run);
+}
+
+// E[sqrt(h0)] for h0 ~ U(1, 2).
+const double mean_sqrt_h0 = 2.0 / 3.0 * (std::pow(2.0, 1.5) - 1.0);
+
+}  // namespace
+
+TEST(Study, BallMeanAndGradientAgainstClosedForms) {
+  const json s = sweep::summary_json(run(ball_study(20000, false, false)));
+  const json& t2 = s.at("objectives").at("t2");
+  const double c = std::sqrt(2.0 / g);
+  EXPECT_NEAR(t2.at("mean").get<double>(), c * mean_sqrt_h0 * 2.6, 4 * t2.at("std_error").get<double>());
+  // dt2/de = 2 sqrt(2 h0 / g): its mean 2 c E[sqrt h0].
+  const json& grad = t2.at("gradient").at("e");
+  EXPECT_NEAR(grad.at("mean").get<double>(), 2 * c * mean_sqrt_h0, 4 * grad.at("std_error").get<double>());
+  EXPECT_GT(t2.at("std_error").get<double>(), 0.0);
+  EXPECT_EQ(t2.at("n").get<int>(), 20000);
+  // The nominal ball (h0 = 1.5) bounces 4 times in 3 s; samples from h0 near 1 or 2 bounce 3 to 6
+  // times, so the topology changes for a fraction strictly between 0 and 1.
+  EXPECT_EQ(s.at("nominal").at("n_events").get<int>(), 4);
+  const double topology = t2.at("topology_change_fraction").get<double>();
+  EXPECT_GT(topology, 0.0);
+  EXPECT_LT(topology, 1.0);
+  EXPECT_EQ(s.at("statuses").at("finished").get<int>(), 20000);
+}
+
+TEST(Study, BallSobolIndicesAgainstClosedForms) {
+  const json s = sweep::summary_json(run(ball_study(8192, true, true)));
+  // t2 = c sqrt(h0) (1 + 2e), a product of independent factors: with G = sqrt(h0), K = 1 + 2e,
+  // V = E[G^2] E[K^2] - E[G]^2 E[K]^2, S1_h0 = Var G E[K]^2 / V, S1_e = E[G]^2 Var K / V,
+  // ST_h0 = 1 - S1_e, ST_e = 1 - S1_h0.
+  const double EG = mean_sqrt_h0, EG2 = 1.5, EK = 2.4, VK = 0.4 * 0.4 / 12.0, EK2 = EK * EK + VK;
+  const double V = EG2 * EK2 - EG * EG * EK * EK;
+  const double S1_h0 = (EG2 - EG * EG) * EK * EK / V, S1_e = EG * EG * VK / V;
+  const json& sobol = s.at("objectives").at("t2").at("sobol");
+  auto expect_within = [](const json& index, const char* key, double exact) {
+    const double value = index.at(key).get<double>(), conf = index.at(std::string(key) + "_conf").get<double>();
+    EXPECT_GT(conf, 0.0) << key;
+    EXPECT_LE(std::fabs(value - exact), 2.0 * conf) << key << " = " << value << " +- " << conf << ", exact " << exact;
+  };
+  expect_within(sobol.at("h0"), "S1", S1_h0);
+  expect_within(sobol.at("e"), "S1", S1_e);
+  expect_within(sobol.at("h0"), "ST", 1.0 - S1_e);
+  expect_within(sobol.at("e"), "ST", 1.0 - S1_h0);
+}
+
+TEST(Study, SummaryBitwiseEqualForChunkSizesThreadsAndShards) {
+  const json study = ball_study(10000, true, true);  // 3 blocks of 4096
+  sweep::StudyRun big;
+  const std::string reference = sweep::summary_json(run(study, big)).dump();
+  for (std::uint64_t budget : {std::uint64_t(20000), std::uint64_t(333333), std::uint64_t(5000000)}) {
+    sweep::StudyRun r;
+    r.memory_budget = budget;
+    EXPECT_EQ(sweep::summary_json(run(study, r)).dump(), reference) << "memory budget " << budget;
+  }
+  for (int threads : {1, 2}) {
+    json s = study;
+    s["options"]["threads"] = threads;
+    json summary = sweep::summary_json(run(s));
+    summary["options"]["threads"] = 0;  // the one place the thread count shows
+    EXPECT_EQ(summary.dump(), reference) << threads << " threads";
+  }
+  std::vector<sweep::StudyResult> shards;
+  for (int shard : {2, 0, 1}) {
+    sweep::StudyRun r;
+    r.shard = shard;
+    r.n_shards = 3;
+    r.memory_budget = 100000 + 50000 * shard;
+    shards.push_back(sweep::result_from_json(json::parse(sweep::result_to_json(run(study, r)).dump())));
+    EXPECT_FALSE(shards.back().partial.complete());
+  }
+  EXPECT_EQ(sweep::summary_json(sweep::merge_results(shards)).dump(), reference);
+}
+
+TEST(Study, BadStudiesNameTheKey) {
+  auto expect_bad = [](json study, const std::string& key) {
+    try {
+      run(study);
+      ADD_FAILURE() << "accepted a study with a bad " << key;
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  json s = ball_study(100, false, false);
+  s["parameters"]["h0"] = json{{"dist", "beta"}, {"low", 1.0}, {"high", 2.0}};
+  expect_bad(s, "parameters.h0.dist");
+  s = ball_study(100, false, false);
+  s["parameters"]["h0"]["low"] = 3.0;
+  expect_bad(s, "parameters.h0");
+  s = ball_study(100, false, false);
+  s["parameters"]["h0"] = json{{"dist", "normal"}, {"mean", 1.0}, {"sigma", 0.0}};
+  expect_bad(s, "parameters.h0");
+  s = ball_study(100, false, false);
+  s["parameters"]["e"] = json{{"design", 0.8}, {"dist", "uniform"}, {"low", 0.6}, {"high", 0.8}};
+  expect_bad(s, "parameters.e");
+  s = ball_study(100, false, false);
+  s["samples"] = 0;
+  expect_bad(s, "samples");
+  s = ball_study(100, false, false);
+  s["objectives"][0]["event_time"] = 16;
+  expect_bad(s, "objectives[0].event_time");
+  s = ball_study(100, false, false);
+  s["objectives"][0]["weight"] = 2;
+  expect_bad(s, "objectives[0].weight");
+  s = ball_study(100, false, false);
+  s["parameters"].erase("v0");
+  expect_bad(s, "parameters.v0");
+  s = ball_study(100, false, false);
+  s["sampels"] = 10;
+  expect_bad(s, "sampels");
+}
+
+namespace {
+
+int cli(const std::string& args) {
+  const char* bin = std::getenv("SALTATION_CLI");
+  if (!bin) return -1;
+  const int status = std::system(("'" + std::string(bin) + "' " + args + " > /dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
+  ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltation_sweep_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.json") << ball_study(9000, true, true).dump();
+  const std::string study = "'" + (dir / "study.json").string() + "'";
+  ASSERT_EQ(cli("sweep " + study + " --backend cpu --out '" + (dir / "whole").string() + "'"), 0);
+  std::ifstream f(dir / "whole" / "summary.json");
+  const json s = json::parse(f);
+  const json& t2 = s.at("objectives").at("t2");
+  for (const char* key : {"mean", "std_error", "topology_change_fraction"}) EXPECT_TRUE(t2.contains(key)) << key;
+  for (const char* p : {"h0", "e"})
+    for (const char* key : {"S1", "S1_conf", "ST", "ST_conf"}) EXPECT_TRUE(t2.at("sobol").at(p).contains(key)) << p << key;
+  for (const char* key : {"version", "git_hash", "seed", "backend", "options", "samples", "wall_seconds"})
+    EXPECT_TRUE(s.at("provenance").contains(key)) << key;
+  for (int shard = 0; shard < 2; ++shard)
+    ASSERT_EQ(cli("sweep " + study + " --backend cpu --shard " + std::to_string(shard) + "/2 --out '" +
+                  (dir / ("shard" + std::to_string(shard))).string() + "'"),
+              0);
+  EXPECT_FALSE(fs::exists(dir / "shard0" / "summary.json")) << "a shard alone is not the study";
+  ASSERT_EQ(cli("merge '" + (dir / "shard0").string() + "' '" + (dir / "shard1").string() + "' --out '" +
+                (dir / "merged").string() + "'"),
+            0);
+  std::ifstream m(dir / "merged" / "summary.json");
+  json merged = json::parse(m), whole = s;
+  merged.erase("provenance");
+  whole.erase("provenance");
+  EXPECT_EQ(merged.dump(), whole.dump());
+  EXPECT_EQ(cli("sweep " + study + " --shard 2/2"), 2) << "a bad shard is invalid input";
+  fs::remove_all(dir);
+}
