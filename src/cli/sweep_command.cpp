@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/byte_size.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "saltation/errors.hpp"
@@ -29,22 +30,6 @@ struct SweepArgs {
   int threads = -1;
   bool per_sample = false, progress = false;
 };
-
-// "1073741824", "512M", "4G": bytes.
-std::uint64_t parse_bytes(const std::string& text) {
-  std::size_t used = 0;
-  double value = 0.0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  const double scale = unit.empty() ? 1.0 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1.0;
-  if (used == 0 || scale < 0 || !(value > 0))
-    throw InvalidInput("memory-budget", -1, "\"" + text + "\" is not a byte count (e.g. 268435456, 256M, 2G)");
-  return static_cast<std::uint64_t>(value * scale);
-}
 
 void parse_shard(const std::string& text, sweep::StudyRun& run) {
   int i = -1, n = 0;
