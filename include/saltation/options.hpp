@@ -1,6 +1,8 @@
 #pragma once
 // Run options, shared by every backend. Plain data: it is passed to kernels by value.
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "saltation/config.hpp"
 #include "saltation/errors.hpp"
@@ -19,6 +21,7 @@ struct Options {
   double zeno_window = 0.0;   // seconds; 0 means one step (dt)
   bool sensitivities = false; // also propagate X = dq/dtheta and event-time derivatives
   int threads = 0;            // CPU backend: OpenMP threads (0: OpenMP's default)
+  long long max_steps = 100000000;  // per trajectory; more steps (t_final / dt) are refused before any work
   bool mark_invalid_rows = false;  // false: a bad row throws InvalidInput before any work starts;
                                    // true: bad rows get status InvalidInput and the rest run
   // Derived by normalize_options(); the same on every backend.
@@ -41,6 +44,7 @@ void for_each_option(F&& f, O&... o) {
   f("zeno_window", "seconds; 0 means one step", o.zeno_window...);
   f("sensitivities", "also propagate derivatives with respect to theta", o.sensitivities...);
   f("threads", "CPU backend: OpenMP threads (0: OpenMP's default)", o.threads...);
+  f("max_steps", "RK4 steps allowed per trajectory (t_final / dt); more are refused before any work", o.max_steps...);
   f("mark_invalid_rows", "give bad rows status invalid_input instead of failing the batch", o.mark_invalid_rows...);
 }
 
@@ -61,6 +65,18 @@ inline Options normalize_options(const Options& in) {
   if (!(std::isfinite(o.zeno_window) && o.zeno_window >= 0.0))
     throw InvalidInput("options.zeno_window", -1, "must be finite and >= 0 (0 means one step)");
   if (o.threads < 0) throw InvalidInput("options.threads", -1, "must be >= 0 (0: OpenMP default)");
+  if (o.max_steps < 1) throw InvalidInput("options.max_steps", -1, "must be >= 1");
+  // One step over the whole horizon is never what was meant (dt = 1e300, say): refused, not clipped.
+  if (o.t_final > 0.0 && o.dt > o.t_final)
+    throw InvalidInput("options.dt", -1, "dt = " + std::to_string(o.dt) + " is larger than t_final = " +
+                                             std::to_string(o.t_final) + ": choose dt <= t_final");
+  const double steps = std::ceil(o.t_final / o.dt);
+  if (steps > static_cast<double>(o.max_steps)) {
+    char what[200];
+    std::snprintf(what, sizeof what, "t_final / dt = %g / %g = %.3g steps per trajectory exceed max_steps = %lld; "
+                  "raise dt or options.max_steps", o.t_final, o.dt, steps, o.max_steps);
+    throw InvalidInput("options.dt", -1, what);
+  }
   // Enough halvings of one probe interval to reach time_tol; the same on every lane.
   const double bracket = o.dt / (o.probes + 1);
   o.bisect_iterations = bracket > o.time_tol ? static_cast<int>(std::ceil(std::log2(bracket / o.time_tol))) : 0;

@@ -25,6 +25,7 @@ Options options_from_json(const JsonObject& j, Options o) {
     using T = std::decay_t<decltype(member)>;
     if constexpr (std::is_same_v<T, bool>) member = j.boolean(name, member);
     else if constexpr (std::is_same_v<T, int>) member = j.integer(name, member);
+    else if constexpr (std::is_same_v<T, long long>) member = j.integer64(name, member);
     else member = j.number(name, member);
   }, o);
   j.reject_unknown("options (see docs/schema.md)");
