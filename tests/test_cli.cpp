@@ -254,3 +254,80 @@ TEST_F(Cli, ModelsCommandListsTheRegistry) {
   EXPECT_EQ(models[2]["variants"]["values"], json::array({0, 3, 24, 192}));
   EXPECT_EQ(models[2]["states"], json::array({"x", "y", "vx", "vy"}));
 }
+
+namespace {
+
+// A terrain-ball request of `rows` trajectories with sensitivities: kTerrain's three rows repeated
+// with shifted launch speeds, so that every row differs.
+std::string terrain_rows(int rows) {
+  json request = json::parse(kTerrain);
+  const json base = request["theta"];
+  request["theta"] = json::array();
+  for (int i = 0; i < rows; ++i) {
+    json row = base[i % 3];
+    row[0] = row[0].get<double>() + 0.01 * i;
+    request["theta"].push_back(row);
+  }
+  return request.dump();
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_F(Cli, NpySolvedInManyChunksIsByteIdenticalToOneChunk) {
+  const fs::path in = dir_ / "in.json";
+  std::ofstream(in) << terrain_rows(40);
+  auto run = [&](const std::string& prefix, const std::string& budget) {
+    const fs::path summary = dir_ / (prefix + ".txt");
+    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --backend cpu --format npy --summary --out '" +
+                            (dir_ / prefix).string() + "' " + budget + " > '" + summary.string() + "'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return file_bytes(summary);
+  };
+  const std::string whole = run("whole", "");
+  EXPECT_EQ(whole.find("chunks"), std::string::npos) << "the default budget holds the batch in one chunk: " << whole;
+  // One trajectory of this request takes 5728 bytes: 6K holds one per chunk, 20K three (the last chunk one).
+  EXPECT_NE(run("single", "--memory-budget 6K").find("(40 chunks)"), std::string::npos);
+  EXPECT_NE(run("triple", "--memory-budget 20K").find("(14 chunks)"), std::string::npos);
+  const json index = json::parse(file_bytes(dir_ / "whole.json"));
+  ASSERT_EQ(index["arrays"].size(), 12u);
+  for (const std::string chunked : {"single", "triple"}) {
+    json chunked_index = json::parse(file_bytes(dir_ / (chunked + ".json")));
+    for (const auto& [name, entry] : index["arrays"].items()) {
+      const std::string bytes = file_bytes(entry["file"].get<std::string>());
+      EXPECT_GT(bytes.size(), 128u) << name;
+      EXPECT_EQ(file_bytes(chunked_index["arrays"][name]["file"].get<std::string>()), bytes) << chunked << ": " << name;
+      chunked_index["arrays"][name]["file"] = entry["file"];
+    }
+    EXPECT_EQ(chunked_index, index) << "the index (meta, shapes, provenance) does not depend on the chunking";
+  }
+}
+
+TEST_F(Cli, RefusesJsonAndCsvBeyondTheSizeLimit) {
+  // Two trajectories of a million event slots: about 448 MiB of JSON, refused before solving.
+  const std::string huge = replace(kBall, "\"event_capacity\": 8", "\"event_capacity\": 1000000");
+  expect_rejected(huge, "--format npy");
+  EXPECT_NE(solve(huge).err.find("invalid input: format"), std::string::npos);
+  const CliRun csv = solve(huge, "--format csv");
+  EXPECT_EQ(csv.exit_code, 2);
+  EXPECT_NE(csv.err.find("--format csv of 2 trajectories"), std::string::npos) << csv.err;
+  EXPECT_FALSE(fs::exists(out()));
+}
+
+TEST_F(Cli, RejectsBadMemoryBudget) {
+  const fs::path in = dir_ / "in.json", err = dir_ / "err.txt";
+  std::ofstream(in) << kTerrain;
+  for (const std::string budget : {"abc", "0", "-1M", "12X", "1K"}) {
+    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --format npy --out '" + (dir_ / "res").string() +
+                            "' --memory-budget " + budget + " 2> '" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << budget;
+    EXPECT_NE(file_bytes(err).find("memory-budget"), std::string::npos) << budget << ": " << file_bytes(err);
+    for (const auto& entry : fs::directory_iterator(dir_))
+      EXPECT_EQ(entry.path().filename().string().rfind("res", 0), std::string::npos) << "left behind: " << entry.path();
+  }
+}

@@ -1,6 +1,9 @@
 // `saltation solve`: a JSON request in, the result table out as JSON, NPY or CSV. A thin
-// adapter: reading, the model registry, solving and writing are the library's.
+// adapter: reading, the model registry, solving and writing are the library's. NPY output is
+// solved and written in chunks sized from --memory-budget, so any batch size runs in bounded memory.
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -9,10 +12,12 @@
 #include <string>
 #include <type_traits>
 
+#include "cli/byte_size.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
+#include "saltation/io/npy.hpp"
 #include "saltation/io/solve_io.hpp"
 #include "saltation/io/writers.hpp"
 #include "saltation/registry.hpp"
@@ -21,42 +26,71 @@ namespace saltation::cli {
 namespace {
 
 struct SolveArgs {
-  std::string input, out, backend, format = "json";
+  std::string input, out, backend, format = "json", memory_budget;
   bool summary = false;
   bool progress = false;
   Options overrides;               // values of the option flags given
   std::map<std::string, bool> given;  // which option flags were given
 };
 
-std::string summary_text(const ModelInfo& info, const Result& r, Backend used, double seconds) {
-  std::ostringstream s;
-  std::map<std::string, int> by_status;
-  std::size_t events = 0;
-  for (std::size_t i = 0; i < r.n; ++i) {
-    ++by_status[status_name(r.status_of(i))];
-    events += static_cast<std::size_t>(r.n_events[i]);
+// The readable summary, gathered chunk by chunk: statuses, event total, the first trajectories.
+class SolveSummary {
+ public:
+  explicit SolveSummary(const ModelInfo& info) : info_(info) {}
+
+  // `chunk` holds trajectories first, first + 1, ... of the batch.
+  void add(const Result& chunk, std::size_t first) {
+    for (std::size_t i = 0; i < chunk.n; ++i) {
+      ++by_status_[status_name(chunk.status_of(i))];
+      events_ += static_cast<std::size_t>(chunk.n_events[i]);
+    }
+    for (std::size_t i = 0; i < chunk.n && first + i < 3; ++i) {
+      first_ << "  trajectory " << first + i << ": " << status_name(chunk.status_of(i)) << " at t=" << chunk.t_end[i]
+             << ", " << chunk.n_events[i] << " events, qf = (";
+      for (int k = 0; k < chunk.N; ++k) first_ << (k ? ", " : "") << info_.state_names[k] << "=" << chunk.qf_of(i, k);
+      first_ << ")\n";
+      for (int c = 0; c < chunk.n_events[i] && c < 3; ++c)
+        first_ << "    event " << c << ": t=" << chunk.event_time(i, c) << " guard " << chunk.ev_guard[c * chunk.n + i]
+               << "\n";
+    }
   }
-  s << "saltation solve: model " << info.name << ", " << r.n << " trajectories on backend " << backend_name(used)
-    << " in " << seconds << " s\n  statuses:";
-  for (const auto& [name, count] : by_status) s << " " << name << "=" << count;
-  s << "\n  events: " << events << " in total\n";
-  for (std::size_t i = 0; i < r.n && i < 3; ++i) {
-    s << "  trajectory " << i << ": " << status_name(r.status_of(i)) << " at t=" << r.t_end[i] << ", "
-      << r.n_events[i] << " events, qf = (";
-    for (int k = 0; k < r.N; ++k) s << (k ? ", " : "") << info.state_names[k] << "=" << r.qf_of(i, k);
-    s << ")\n";
-    for (int c = 0; c < r.n_events[i] && c < 3; ++c)
-      s << "    event " << c << ": t=" << r.event_time(i, c) << " guard " << r.ev_guard[c * r.n + i] << "\n";
+
+  std::string text(std::size_t n, Backend used, double seconds, std::size_t chunks) const {
+    std::ostringstream s;
+    s << "saltation solve: model " << info_.name << ", " << n << " trajectories on backend " << backend_name(used)
+      << " in " << seconds << " s" << (chunks > 1 ? " (" + std::to_string(chunks) + " chunks)" : "") << "\n  statuses:";
+    for (const auto& [name, count] : by_status_) s << " " << name << "=" << count;
+    s << "\n  events: " << events_ << " in total\n" << first_.str();
+    return s.str();
   }
-  return s.str();
+
+ private:
+  const ModelInfo& info_;
+  std::map<std::string, int> by_status_;
+  std::size_t events_ = 0;
+  std::ostringstream first_;
+};
+
+// JSON and CSV are built whole in memory: beyond the library's limit only NPY (streamed) goes.
+void refuse_large_text_output(const io::ArrayTable& shape, std::size_t rows, const std::string& format) {
+  const std::uint64_t estimate = io::estimated_text_bytes(shape, rows);
+  if (estimate <= io::max_text_output_bytes) return;
+  throw InvalidInput("format", -1,
+                     "--format " + format + " of " + std::to_string(rows) + " trajectories would be about " +
+                         std::to_string(estimate >> 20) + " MiB, more than the " +
+                         std::to_string(io::max_text_output_bytes >> 20) +
+                         " MiB that JSON and CSV output are built in memory for; use --format npy --out PREFIX, "
+                         "which streams the results chunk by chunk (docs/schema.md)");
 }
 
 void run_solve(const SolveArgs& a) {
   if (a.format != "json" && a.out.empty()) throw InvalidInput("out", -1, "--format " + a.format + " needs --out");
+  const std::uint64_t requested_budget = a.memory_budget.empty() ? 0 : parse_bytes(a.memory_budget);
   const nlohmann::json request = io::read_json_file(a.input);
   const io::ModelChoice choice = io::parse_model_choice(request);
   const AnyModel model = configure_builtin_model(choice.name, choice.config);
-  io::SolveRequest req = io::parse_solve_request(request, model.info());
+  const ModelInfo& info = model.info();
+  io::SolveRequest req = io::parse_solve_request(request, info);
   // Flags override the file's options member by member, before normalisation.
   for_each_option([&](const char* name, const char*, auto& member, const auto& flag) {
     if (a.given.count(name)) member = flag;
@@ -64,26 +98,49 @@ void run_solve(const SolveArgs& a) {
   if (!a.backend.empty()) req.backend = parse_backend(a.backend);
   const Options options = normalize_options(req.options);
   const Backend used = resolve_backend(req.backend);
+  const io::ArrayTable shape = io::result_shape(info, options, io::provenance(info, options, used));
+  const std::size_t n = req.batch.n;
+
+  // NPY streams: chunks of the budget's size, each appended and freed before the next is solved.
+  // JSON and CSV are one table in memory, refused beyond their size limit before anything runs.
+  const bool streamed = a.format == "npy";
+  std::size_t chunk = n;
+  std::unique_ptr<io::NpyTableWriter> npy;
+  if (streamed) {
+    const std::uint64_t budget = requested_budget ? requested_budget : io::default_memory_budget(used);
+    chunk = std::min(n, io::chunk_rows(budget, io::bytes_per_trajectory(info, options)));
+    npy = std::make_unique<io::NpyTableWriter>(a.out, shape, n);
+  } else {
+    refuse_large_text_output(shape, n, a.format);
+  }
+
   const Progress progress = a.progress ? progress_line("solve", "trajectories") : Progress();
-  const auto start = std::chrono::steady_clock::now();
-  const Result result = model.solve(req.batch, options, used, progress);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const io::ArrayTable table = io::result_table(model.info(), result, io::provenance(model.info(), options, used));
-  std::string where;
-  if (a.format == "npy") {
-    io::write_npy(table, a.out);
+  SolveSummary summary(info);
+  std::size_t chunks = 0;
+  double seconds = 0.0;
+  for (std::size_t first = 0; first < n; first += chunk) {
+    const std::size_t count = std::min(chunk, n - first);
+    Progress chunk_progress;
+    if (progress) chunk_progress = [&](std::size_t done, std::size_t) { progress(first + done, n); };
+    const auto start = std::chrono::steady_clock::now();
+    const Result result = count == n ? model.solve(req.batch, options, used, chunk_progress)
+                                     : model.solve(io::batch_rows(req.batch, first, count), options, used, chunk_progress);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++chunks;
+    if (a.summary) summary.add(result, first);
+    const io::ArrayTable table = io::result_table(info, result, shape.meta.at("provenance"));
+    if (npy) npy->append(table);
+    else if (a.format == "csv") io::write_csv(table, a.out);
+    else if (!a.out.empty()) io::write_json(table, a.out);
+    else if (!a.summary) io::write_json(table, "-");
+  }
+  std::string where = a.out;
+  if (npy) {
+    npy->commit();
     where = a.out + ".json and " + a.out + "_*.npy";
-  } else if (a.format == "csv") {
-    io::write_csv(table, a.out);
-    where = a.out;
-  } else if (!a.out.empty()) {
-    io::write_json(table, a.out);
-    where = a.out;
-  } else if (!a.summary) {
-    io::write_json(table, "-");
   }
   if (a.summary) {
-    std::cout << summary_text(model.info(), result, used, seconds);
+    std::cout << summary.text(n, used, seconds, chunks);
     if (!where.empty()) std::cout << "  results written to " << where << "\n";
   }
 }
@@ -101,6 +158,9 @@ void add_solve_command(CLI::App& app) {
                   "json (one file), npy (PREFIX.json + PREFIX_<array>.npy; needs --out PREFIX) or csv (one line per "
                   "trajectory; needs --out)")
       ->check(CLI::IsMember({"json", "npy", "csv"}));
+  cmd->add_option("--memory-budget", args->memory_budget,
+                  "With --format npy: bytes for one chunk of trajectories, solved and written before the next (e.g. "
+                  "512M, 2G; default 1G on the CPU, a quarter of the GPU's)");
   cmd->add_flag("--summary", args->summary, "Print a readable summary (instead of the JSON when no --out)");
   cmd->add_flag("--progress", args->progress, "Report progress on standard error");
   // One flag per option (options.hpp), --t-final for t_final; a flag overrides the file.

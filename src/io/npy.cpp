@@ -1,7 +1,9 @@
 #include "saltation/io/npy.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -10,7 +12,6 @@
 
 namespace saltation::io {
 
-std::size_t dtype_size(DType dtype) { return dtype == DType::F64 ? sizeof(double) : sizeof(int); }
 const char* dtype_name(DType dtype) { return dtype == DType::F64 ? "float64" : "int32"; }
 
 std::string npy_header(DType dtype, const std::vector<long>& shape) {
@@ -64,6 +65,64 @@ void NpyWriter::commit() {
   std::FILE* f = file_;
   file_ = nullptr;
   commit_temporary(f, true, path_);
+}
+
+namespace {
+
+// Appends rows [0, rows) of column c, transposed from SoA to row-major a block of rows at a time
+// (a block holds about 1 MiB), so the scratch memory stays bounded whatever the chunk size.
+template <class T>
+void append_rows(NpyWriter& file, const Column& c, std::size_t rows) {
+  const std::size_t inner = static_cast<std::size_t>(c.inner_size());
+  if (inner == 0) return;
+  const std::size_t block_rows = std::max<std::size_t>(1, (std::size_t(1) << 20) / (inner * sizeof(T)));
+  const T* soa = static_cast<const T*>(c.data);
+  std::vector<T> block;
+  for (std::size_t first = 0; first < rows; first += block_rows) {
+    const std::size_t end = std::min(rows, first + block_rows);
+    block.resize((end - first) * inner);
+    for (std::size_t i = first; i < end; ++i)
+      for (std::size_t r = 0; r < inner; ++r) block[(i - first) * inner + r] = soa[r * rows + i];
+    file.append(block.data(), block.size());
+  }
+}
+
+}  // namespace
+
+NpyTableWriter::NpyTableWriter(std::string prefix, const ArrayTable& shape, std::size_t rows)
+    : prefix_(std::move(prefix)), index_(shape.meta) {
+  nlohmann::json arrays = nlohmann::json::object();
+  for (const Column& c : shape.columns()) {
+    std::vector<long> dims{static_cast<long>(rows)};
+    dims.insert(dims.end(), c.inner.begin(), c.inner.end());
+    const std::string file = prefix_ + "_" + c.name + ".npy";
+    files_.push_back(std::make_unique<NpyWriter>(file, c.dtype, dims));
+    nlohmann::json entry{{"file", file}, {"shape", dims}, {"dtype", dtype_name(c.dtype)}};
+    if (!c.description.empty()) entry["description"] = c.description;
+    if (!c.count.empty()) entry["valid_count"] = c.count;
+    arrays[c.name] = entry;
+    columns_.push_back(c);
+    columns_.back().data = nullptr;
+  }
+  index_["arrays"] = arrays;
+}
+
+void NpyTableWriter::append(const ArrayTable& chunk) {
+  const std::vector<Column>& columns = chunk.columns();
+  bool same = columns.size() == columns_.size();
+  for (std::size_t k = 0; same && k < columns.size(); ++k)
+    same = columns[k].name == columns_[k].name && columns[k].dtype == columns_[k].dtype && columns[k].inner == columns_[k].inner;
+  if (!same) throw std::logic_error("NpyTableWriter: a chunk's columns differ from the table's (" + prefix_ + ")");
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    if (columns[k].dtype == DType::F64) append_rows<double>(*files_[k], columns[k], chunk.rows());
+    else append_rows<int>(*files_[k], columns[k], chunk.rows());
+  }
+}
+
+nlohmann::json NpyTableWriter::commit() {
+  for (const auto& file : files_) file->commit();
+  write_file_atomically(prefix_ + ".json", index_.dump(1) + "\n");
+  return index_;
 }
 
 }  // namespace saltation::io

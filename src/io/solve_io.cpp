@@ -1,5 +1,6 @@
 #include "saltation/io/solve_io.hpp"
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -97,6 +98,39 @@ ArrayTable result_table(const ModelInfo& info, const Result& r, json provenance)
     t.add("events_dq_dtheta", r.ev_dq, {C, N, P}, "total derivatives of the pre-event states", "n_events");
   }
   return t;
+}
+
+ArrayTable result_shape(const ModelInfo& info, const Options& normalized, json provenance) {
+  // No rows: the table's views of this empty Result are never read.
+  const Result empty(0, info.N, info.P, normalized.event_capacity, normalized.sensitivities);
+  return result_table(info, empty, std::move(provenance));
+}
+
+std::uint64_t default_memory_budget(Backend backend) {
+  if (backend == Backend::Cuda) {
+    const CudaDevices d = query_cuda_devices();
+    if (!d.devices.empty()) return d.devices.front().memory / 4;
+  }
+  return std::uint64_t(1) << 30;
+}
+
+std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Options& normalized) {
+  return sizeof(double) * static_cast<std::uint64_t>(info.P) + result_shape(info, normalized).row_bytes();
+}
+
+std::size_t chunk_rows(std::uint64_t budget, std::uint64_t bytes_per_row) {
+  if (bytes_per_row > budget)
+    throw InvalidInput("memory-budget", -1, std::to_string(budget) + " bytes do not hold one trajectory (" +
+                                                std::to_string(bytes_per_row) + " bytes); raise --memory-budget");
+  return static_cast<std::size_t>(budget / bytes_per_row);
+}
+
+Batch batch_rows(const Batch& batch, std::size_t first, std::size_t count) {
+  Batch rows(count, batch.P);
+  for (int p = 0; p < batch.P; ++p)
+    std::copy_n(batch.theta.begin() + static_cast<std::ptrdiff_t>(p * batch.n + first), count,
+                rows.theta.begin() + static_cast<std::ptrdiff_t>(p * count));
+  return rows;
 }
 
 }  // namespace saltation::io

@@ -6,6 +6,8 @@
 
 namespace saltation::io {
 
+std::size_t dtype_size(DType dtype) { return dtype == DType::F64 ? sizeof(double) : sizeof(int); }
+
 long Column::inner_size() const {
   long s = 1;
   for (long d : inner) s *= d;
@@ -46,6 +48,13 @@ void ArrayTable::add_owned(const std::string& name, std::vector<int> soa, std::v
                            std::string description, std::string count) {
   owned_i32_.push_back(std::move(soa));
   add(name, owned_i32_.back(), std::move(inner), std::move(description), std::move(count));
+}
+
+std::size_t ArrayTable::row_bytes() const {
+  std::size_t bytes = 0;
+  for (const Column& c : columns_)
+    bytes += static_cast<std::size_t>(c.inner_size()) * dtype_size(c.dtype);
+  return bytes;
 }
 
 const Column* ArrayTable::find(const std::string& name) const {

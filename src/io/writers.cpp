@@ -69,6 +69,13 @@ void write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+std::uint64_t estimated_text_bytes(const ArrayTable& shape, std::uint64_t rows) {
+  constexpr std::uint64_t bytes_per_value = 32;
+  std::uint64_t values = 0;
+  for (const Column& c : shape.columns()) values += static_cast<std::uint64_t>(c.inner_size());
+  return rows * values * bytes_per_value;
+}
+
 json table_to_json(const ArrayTable& t) {
   json out = t.meta;
   json rows = json::array();
@@ -112,42 +119,9 @@ void write_json(const ArrayTable& t, const std::string& path) { write_text(path,
 void write_csv(const ArrayTable& t, const std::string& path) { write_text(path, table_to_csv(t)); }
 
 json write_npy(const ArrayTable& t, const std::string& prefix) {
-  json index = t.meta;
-  json arrays = json::object();
-  // Transposed from SoA to row-major a block of rows at a time, so memory stays bounded.
-  constexpr std::size_t block_rows = 4096;
-  for (const Column& c : t.columns()) {
-    std::vector<long> shape{static_cast<long>(t.rows())};
-    shape.insert(shape.end(), c.inner.begin(), c.inner.end());
-    const std::string file = prefix + "_" + c.name + ".npy";
-    NpyWriter w(file, c.dtype, shape);
-    const long inner = c.inner_size();
-    std::vector<double> f64;
-    std::vector<int> i32;
-    for (std::size_t first = 0; first < t.rows(); first += block_rows) {
-      const std::size_t end = std::min(t.rows(), first + block_rows);
-      const std::size_t values = (end - first) * static_cast<std::size_t>(inner);
-      if (c.dtype == DType::F64) {
-        f64.resize(values);
-        for (std::size_t i = first; i < end; ++i)
-          for (long r = 0; r < inner; ++r) f64[(i - first) * inner + r] = c.f64(t.rows(), i, r);
-        w.append(f64.data(), values);
-      } else {
-        i32.resize(values);
-        for (std::size_t i = first; i < end; ++i)
-          for (long r = 0; r < inner; ++r) i32[(i - first) * inner + r] = c.i32(t.rows(), i, r);
-        w.append(i32.data(), values);
-      }
-    }
-    w.commit();
-    json entry{{"file", file}, {"shape", shape}, {"dtype", dtype_name(c.dtype)}};
-    if (!c.description.empty()) entry["description"] = c.description;
-    if (!c.count.empty()) entry["valid_count"] = c.count;
-    arrays[c.name] = entry;
-  }
-  index["arrays"] = arrays;
-  write_file_atomically(prefix + ".json", index.dump(1) + "\n");
-  return index;
+  NpyTableWriter writer(prefix, t, t.rows());
+  writer.append(t);
+  return writer.commit();
 }
 
 }  // namespace saltation::io

@@ -2,8 +2,11 @@
 // NPY (format 1.0) files, written as a stream of rows: the shape is fixed up front and rows
 // are appended in order, so a large result goes to disk chunk by chunk in bounded memory.
 // The file appears under its name only when commit() succeeds (atomic rename).
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,6 @@ namespace saltation::io {
 
 // The NPY header of a C-order little-endian array (data 64-byte aligned).
 std::string npy_header(DType dtype, const std::vector<long>& shape);
-std::size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // "float64", "int32"
 
 class NpyWriter {
@@ -33,6 +35,29 @@ class NpyWriter {
   DType dtype_;
   std::size_t expected_ = 0, written_ = 0;
   std::FILE* file_ = nullptr;
+};
+
+// The NPY output of a table whose rows arrive in chunks (a batch solved piece by piece, so that
+// the whole result is never in memory): one NpyWriter per column, PREFIX_<name>.npy, each chunk
+// transposed from SoA to row-major and appended, and the index PREFIX.json written by commit()
+// (the format of write_npy, writers.hpp).
+class NpyTableWriter {
+ public:
+  // `shape` fixes the columns (name, dtype, inner shape, description, count) and the index's
+  // meta; its rows are not read. `rows`: the rows all chunks together will append.
+  NpyTableWriter(std::string prefix, const ArrayTable& shape, std::size_t rows);  // throws IoError
+  // Appends the chunk's rows after those already written. Its columns must be the shape's.
+  void append(const ArrayTable& chunk);
+  // Checks that every row was written, moves the arrays into place and writes PREFIX.json.
+  // Returns the index. Throws IoError. No array appears under its name before commit(); a
+  // writer destroyed uncommitted (an error on the way) removes its temporary files.
+  nlohmann::json commit();
+
+ private:
+  std::string prefix_;
+  nlohmann::json index_;
+  std::vector<Column> columns_;  // the shape's, for checking chunks (no data)
+  std::vector<std::unique_ptr<NpyWriter>> files_;
 };
 
 }  // namespace saltation::io

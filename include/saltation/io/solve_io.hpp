@@ -5,6 +5,8 @@
 // of the request against that model's description.
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "saltation/backend.hpp"
@@ -42,5 +44,20 @@ nlohmann::json provenance(const ModelInfo& info, const Options& normalized, Back
 // The result arrays, trajectory-major, named as docs/schema.md lists them; meta holds the
 // model's names, the status names and `provenance`. The table views `result`.
 ArrayTable result_table(const ModelInfo& info, const Result& result, nlohmann::json provenance);
+// The result table's columns and meta for a solve with these (normalised) options, with no rows:
+// what result_table gives for every chunk of that solve (for NpyTableWriter and size estimates).
+ArrayTable result_shape(const ModelInfo& info, const Options& normalized,
+                        nlohmann::json provenance = nlohmann::json::object());
+
+// Memory budgets of batches solved in chunks (saltation solve --format npy, saltation sweep).
+// The default: 1 GiB on the CPU, a quarter of the first device's memory on CUDA.
+std::uint64_t default_memory_budget(Backend backend);
+// Bytes one trajectory of a chunk takes, on the host and on the device: its theta row and its
+// Result arrays.
+std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Options& normalized);
+// The rows `budget` bytes hold, at least one; InvalidInput("memory-budget") when not even one fits.
+std::size_t chunk_rows(std::uint64_t budget, std::uint64_t bytes_per_row);
+// Rows [first, first + count) of a batch, as a batch of their own.
+Batch batch_rows(const Batch& batch, std::size_t first, std::size_t count);
 
 }  // namespace saltation::io

@@ -18,6 +18,7 @@
 namespace saltation::io {
 
 enum class DType { F64, I32 };
+std::size_t dtype_size(DType dtype);  // bytes of one element
 
 struct Column {
   std::string name;
@@ -57,6 +58,8 @@ class ArrayTable {
   std::size_t rows() const { return rows_; }
   const std::vector<Column>& columns() const { return columns_; }
   const Column* find(const std::string& name) const;  // nullptr when absent
+  // Bytes one row takes over all columns, stored as binary (the row's share of the table's data).
+  std::size_t row_bytes() const;
 
   // Everything that is not per row: model, state and parameter names, provenance, ...
   nlohmann::json meta = nlohmann::json::object();

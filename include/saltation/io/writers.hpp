@@ -10,11 +10,20 @@
 //         columns named name[j] or name[j][k] (trimmed entries are left empty).
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "saltation/io/table.hpp"
 
 namespace saltation::io {
+
+// JSON and CSV are built whole in memory (a JSON document takes several times its text size), so
+// the CLI refuses them beyond this estimated size; NPY streams any size (NpyTableWriter).
+constexpr std::uint64_t max_text_output_bytes = std::uint64_t(256) << 20;
+// An upper estimate of the JSON or CSV text of `rows` rows of the table `shape` (its own rows are
+// not read): every value at 32 bytes (17 significant digits, separator and JSON's indentation),
+// counted columns untrimmed.
+std::uint64_t estimated_text_bytes(const ArrayTable& shape, std::uint64_t rows);
 
 nlohmann::json table_to_json(const ArrayTable& table);
 std::string table_to_csv(const ArrayTable& table);
