@@ -1,5 +1,7 @@
 // `saltation sweep` and `saltation merge`: a Monte Carlo study (docs/sweep.md) to DIR/summary.json,
-// and shard partials merged into the whole study's summary. Thin adapters over sweep/study.hpp.
+// and shard partials merged into the whole study's summary; `sweep --optimize`: robust design of the
+// study's design parameters, to DIR/optimization.json and the final design's DIR/summary.json.
+// Thin adapters over sweep/study.hpp and sweep/robust_design.hpp.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/registry.hpp"
+#include "saltation/sweep/robust_design.hpp"
 #include "saltation/sweep/study.hpp"
 #include "saltation/version.hpp"
 
@@ -28,7 +31,7 @@ struct SweepArgs {
   std::string study, out = "sweep", backend, shard, memory_budget;
   long long samples = 0, seed = -1;
   int threads = -1;
-  bool per_sample = false, progress = false;
+  bool per_sample = false, progress = false, optimize = false;
 };
 
 void parse_shard(const std::string& text, sweep::StudyRun& run) {
@@ -98,6 +101,48 @@ void write_outputs(const sweep::StudyResult& result, const std::string& dir, con
   if (print) std::cout << summary_text(summary, dir);
 }
 
+// One line per accepted iterate: iteration, design, E[L], sd[L], |projected gradient|_inf, topology change.
+std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::string>& names) {
+  std::ostringstream t;
+  const sweep::DesignPoint& p = it.point;
+  t << "  iteration " << it.iteration << ":";
+  for (std::size_t d = 0; d < names.size(); ++d) t << " " << names[d] << "=" << fixed(p.design[d]);
+  t << "  mean " << fixed(p.mean) << "  sd " << fixed(p.sd) << "  |grad| " << fixed(p.projected_gradient_norm)
+    << "  topology changed " << fixed(100.0 * p.topology_change_fraction) << " %";
+  if (p.n_undefined > 0) t << "  (undefined in " << p.n_undefined << ")";
+  t << "  [" << it.evaluations << " sweeps]\n";
+  return t.str();
+}
+
+// --optimize: iterations as they are accepted, then the final design, DIR/optimization.json and the
+// final design's summary.
+void run_optimization(const json& request, const AnyModel& model, const sweep::Study& study, const sweep::StudyRun& run,
+                      Backend used, const std::string& out) {
+  const sweep::RobustDesignSettings settings = sweep::parse_robust_design(request, study, model.info());
+  std::vector<std::string> names;
+  for (int p : study.design_parameters()) names.push_back(model.info().param_names[p]);
+  std::cout << "saltation sweep --optimize: minimising E[" << study.objectives[settings.objective].name << "]";
+  if (settings.lambda > 0) std::cout << " + " << fixed(settings.lambda) << " sd";
+  std::cout << " over " << names.size() << " design parameters, " << study.samples << " samples per sweep (seed "
+            << study.seed << ")\n";
+  const auto start = std::chrono::steady_clock::now();
+  const sweep::RobustDesignResult result = sweep::optimize_design(
+      model, study, settings, run, [&](const sweep::DesignIterate& it) { std::cout << iterate_text(it, names) << std::flush; });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const sweep::DesignIterate& last = result.history.back();
+  std::cout << "  " << sweep::outcome_name(result.outcome) << " after " << last.iteration << " iterations, "
+            << result.evaluations << " sweeps" << (result.message.empty() ? "" : " (" + result.message + ")")
+            << "\n  final design:";
+  for (std::size_t d = 0; d < names.size(); ++d) std::cout << " " << names[d] << "=" << fixed(last.point.design[d]);
+  std::cout << "\n";
+  const json prov = provenance(result.final_study.header, run, used, seconds);
+  json optimization = sweep::optimization_json(result, settings, study);
+  optimization["provenance"] = prov;
+  io::write_file_atomically((fs::path(out) / "optimization.json").string(), optimization.dump(1) + "\n");
+  std::cout << "  history: " << (fs::path(out) / "optimization.json").string() << "\n";
+  write_outputs(result.final_study, out, prov, true);
+}
+
 void run_sweep(const SweepArgs& a) {
   json request = io::read_json_file(a.study);
   if (a.samples > 0) request["samples"] = a.samples;
@@ -112,12 +157,15 @@ void run_sweep(const SweepArgs& a) {
   run.backend = used;
   if (!a.memory_budget.empty()) run.memory_budget = parse_bytes(a.memory_budget);
   if (!a.shard.empty()) parse_shard(a.shard, run);
+  if (a.optimize && (run.n_shards > 1 || a.per_sample))
+    throw InvalidInput("optimize", -1, "runs many whole sweeps: --shard and --per-sample do not apply");
   std::error_code error;
   fs::create_directories(a.out, error);
   if (error) throw IoError(a.out, "cannot create the output folder: " + error.message());
   if (a.per_sample)
     run.per_sample_prefix = (fs::path(a.out) / (run.n_shards > 1 ? "samples_shard" + std::to_string(run.shard) : "samples")).string();
   if (a.progress) run.progress = progress_line("sweep", "samples");
+  if (a.optimize) return run_optimization(request, model, study, run, used, a.out);
   const auto start = std::chrono::steady_clock::now();
   const sweep::StudyResult result = sweep::run_study(model, study, run);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -165,6 +213,8 @@ void add_sweep_commands(CLI::App& app) {
   cmd->add_option("--shard", a->shard, "Run the i-th of N disjoint slices of the samples (i/N); combine with merge");
   cmd->add_flag("--per-sample", a->per_sample, "Also write per-sample NPY arrays (theta, status, n_events, objectives)");
   cmd->add_flag("--progress", a->progress, "Progress with rate and time left on standard error");
+  cmd->add_flag("--optimize", a->optimize,
+                "Robust design: minimise the study's \"optimize\" objective over its design parameters (docs/sweep.md)");
   cmd->callback([a] { run_sweep(*a); });
 
   auto dirs = std::make_shared<std::vector<std::string>>();

@@ -271,6 +271,7 @@ Study parse_study(const json& j, const ModelInfo& info) {
     throw InvalidInput("sobol_resamples", -1, "must be in [0, 10000]");
   if (s.sobol && count_factors(s.parameters.data(), static_cast<std::uint32_t>(s.parameters.size())) == 0)
     throw InvalidInput("sobol", -1, "needs at least one sampled parameter");
+  if (top.has("optimize")) top.raw("optimize");  // read by parse_robust_design (robust_design.hpp)
   top.reject_unknown("a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples)");
   return s;
 }

@@ -1,0 +1,90 @@
+#pragma once
+// Robust design (docs/sweep.md, "Robust design"): the study's design parameters theta that
+// minimise F(theta) = E[L] + lambda sd[L] for one objective L, by L-BFGS-B (LBFGSpp) within
+// bounds. Every evaluation of F is one run_study with design gradients at the same seed (common
+// random numbers: every iterate sees the same samples), so F is a deterministic function of theta
+// and its gradient is the pathwise estimate
+//
+//   dF/dtheta = E[dL/dtheta] + lambda Cov(L, dL/dtheta) / sd[L],
+//
+// both read from the objective's co-moments. The pathwise gradient misses the terms of samples
+// whose event count changes with theta, so every iterate reports its topology-change fraction.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "saltation/any_model.hpp"
+#include "saltation/sweep/study.hpp"
+
+namespace saltation::sweep {
+
+struct RobustDesignSettings {
+  int objective = 0;    // index into Study::objectives; must be differentiable
+  double lambda = 0.0;  // weight of sd[L] in F (>= 0)
+  // Per design parameter, in Study::design_parameters() order; +-infinity: unbounded.
+  std::vector<double> lower, upper;
+  int max_iterations = 30;                    // accepted L-BFGS-B steps
+  double gradient_tolerance = 1e-6;           // converged when |projected dF/dtheta|_inf <= this
+  double relative_gradient_tolerance = 1e-6;  // ... or <= this times |theta|_2
+  int max_linesearch = 20;                    // evaluations per line search
+};
+
+// F, its parts and its gradient at one design.
+struct DesignPoint {
+  std::vector<double> design;    // values of the design parameters
+  double value = 0.0;            // F = mean + lambda sd
+  double mean = 0.0, sd = 0.0, std_error = 0.0;
+  std::vector<double> gradient;  // dF/dtheta
+  double projected_gradient_norm = 0.0;  // max |P(theta - dF/dtheta) - theta|, P the projection on the bounds
+  double topology_change_fraction = 0.0;
+  std::uint64_t n_defined = 0, n_undefined = 0;  // samples where L is (not) defined; only defined ones count
+};
+
+// An accepted iterate (iteration 0: the start) and the sweeps run so far.
+struct DesignIterate {
+  int iteration = 0;
+  int evaluations = 0;
+  DesignPoint point;
+};
+
+enum class DesignOutcome {
+  Converged,      // the projected gradient is within the tolerances
+  MaxIterations,  // max_iterations steps accepted
+  Stalled,        // the line search found no decrease (the rounding floor, a kink at a topology change)
+  Failed,         // L was undefined for (almost) every sample at a trial design
+};
+const char* outcome_name(DesignOutcome o);
+
+struct RobustDesignResult {
+  DesignOutcome outcome = DesignOutcome::Converged;
+  std::string message;              // why it stopped, for Stalled and Failed
+  std::vector<std::string> design_names;
+  std::vector<DesignIterate> history;  // every accepted iterate; back() is the final design
+  int evaluations = 0;              // sweeps run
+  int restarts = 0;                 // L-BFGS-B restarts after a line search that ran out of trials
+  StudyResult final_study;          // the sweep at history.back()'s design
+};
+
+// Called with each accepted iterate, as it is accepted.
+using DesignProgress = std::function<void(const DesignIterate&)>;
+
+// Minimises F over the study's design parameters starting at their design values. The run must
+// be a whole study (one shard) without per-sample files. Throws InvalidInput when the study has no
+// design parameter, the objective has no gradient, a bound or a start is unusable, or L is
+// undefined at the start; later failures are outcomes, reported with the last accepted iterate.
+RobustDesignResult optimize_design(const AnyModel& model, const Study& study, const RobustDesignSettings& settings,
+                                   const StudyRun& run, const DesignProgress& on_iterate = {});
+
+// The study's "optimize" block (docs/sweep.md): {"objective": NAME, "lambda": 0.0,
+// "bounds": {"PARAM": [low, high], ...}, "max_iterations": 30, "gradient_tolerance": 1e-6,
+// "relative_gradient_tolerance": 1e-6}. Throws InvalidInput naming the key; the block is required.
+RobustDesignSettings parse_robust_design(const nlohmann::json& study, const Study& parsed, const ModelInfo& info);
+
+// DIR/optimization.json: the settings (by name), the outcome, the history.
+nlohmann::json optimization_json(const RobustDesignResult& result, const RobustDesignSettings& settings,
+                                 const Study& study);
+
+}  // namespace saltation::sweep
