@@ -37,16 +37,16 @@ __device__ inline unsigned warp_lanes() {
 // that the warp's lanes localise their events together (docs/warp_events.md). Every lane of the
 // warp stays in the loop, past the batch's end or finished, until all have ended: the votes name
 // the same lanes every time. With `deferral` off, a lane localises in the step that found its
-// crossing, as run() does.
-template <bool Sens, class Model>
-__global__ void integrate_kernel(Model model, Options options, const double* theta, ResultView out,
+// crossing, as run() does. `Output` is what each trajectory keeps (docs/architecture.md, "Outputs").
+template <bool Sens, class Output, class Model>
+__global__ void integrate_kernel(Model model, Options options, const double* theta, typename Output::View out,
                                  core::WarpDeferral deferral) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in_batch = i < out.n;
   const unsigned lanes = warp_lanes();
   // A lane past the end reads no parameter: its row pointer only has to be a valid address.
-  core::WarpLane<Model, RowParams, Sens> lane(model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i, out,
-                                               in_batch);
+  core::WarpLane<Model, RowParams, Sens, Output> lane(model, options, RowParams{theta + (in_batch ? i : 0), out.n},
+                                                       i, out, in_batch);
   while (__any_sync(lanes, !lane.ended())) {
     lane.step_phase();
     const int pending = __popc(__ballot_sync(lanes, lane.pending()));
@@ -56,8 +56,8 @@ __global__ void integrate_kernel(Model model, Options options, const double* the
   }
 }
 
-template <class Model>
-using Kernel = void (*)(Model, Options, const double*, ResultView, core::WarpDeferral);
+template <class Output, class Model>
+using Kernel = void (*)(Model, Options, const double*, typename Output::View, core::WarpDeferral);
 
 // SALTATION_WARP_DEFER=0 turns event deferral off (each lane localises when it finds its
 // crossing); unset or anything else runs the standard policy. The results are the same either
@@ -86,25 +86,79 @@ constexpr std::size_t kDefaultStackBytes = 1024;
 
 inline std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-// The twelve result arrays in one kind of buffer, named as in Result so zip_arrays pairs them.
+// The arrays of a host output (Result or Observation) in one kind of buffer, named as in the host
+// type so that Host::zip pairs them, each with room for `capacity` trajectories of those `out`
+// holds and none for those it leaves empty (event arrays without event capacity, derivative
+// arrays without sensitivities); fill_byte is the byte an array starts from before the kernel.
+template <class Host, template <class> class Buffer>
+struct OutputArrays;
+
+// Sizes each buffer of `arrays` for `capacity` trajectories of the matching array of `out`.
+template <class Arrays, class Host>
+void allocate(Arrays& arrays, const Host& out, std::size_t capacity) {
+  Host::zip(arrays, out, [&](auto& buffer, const auto& host) {
+    buffer = std::decay_t<decltype(buffer)>(host.size() / out.n * capacity);
+  });
+}
+
 template <template <class> class Buffer>
-struct ResultArrays {
+struct OutputArrays<Result, Buffer> {
   Buffer<int> status, n_events, ev_guard, ev_flags;
   Buffer<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
 
-  // Room for `capacity` trajectories in each array `out` holds, none for those it leaves empty
-  // (event arrays without event capacity, derivative arrays without sensitivities).
-  ResultArrays(const Result& out, std::size_t capacity) {
-    zip_arrays(*this, out, [&](auto& buffer, const auto& host) {
-      buffer = std::decay_t<decltype(buffer)>(host.size() / out.n * capacity);
-    });
+  OutputArrays(const Result& out, std::size_t capacity) { allocate(*this, out, capacity); }
+  // The defaults Result starts from, so slots a trajectory never writes read the same on both
+  // backends: zero bits (0, 0.0) everywhere but in ev_guard, whose -1 has every bit set.
+  int fill_byte(const void* buffer) const { return buffer == static_cast<const void*>(&ev_guard) ? 0xFF : 0; }
+};
+
+// Every trajectory writes every entry of its observation: the fill only keeps the bytes defined.
+template <template <class> class Buffer>
+struct OutputArrays<Observation, Buffer> {
+  Buffer<int> status, n_events;
+  Buffer<double> values;
+
+  OutputArrays(const Observation& out, std::size_t capacity) { allocate(*this, out, capacity); }
+  int fill_byte(const void*) const { return 0; }
+};
+
+// What the kernel reads besides theta, on the device, and the view that points at it: nothing
+// for a Result; the objective and design lists for an Observation.
+template <class Host>
+struct OutputInputs;
+
+template <>
+struct OutputInputs<Result> {
+  explicit OutputInputs(const Result&) {}
+  ResultView shape(const Result& out) const { return out.shape(); }
+};
+
+template <>
+struct OutputInputs<Observation> {
+  DeviceBuffer<ObjectiveSpec> objectives;
+  DeviceBuffer<int> design;
+
+  explicit OutputInputs(const Observation& out) : objectives(out.objectives.size()), design(out.design.size()) {
+    if (!objectives.empty())
+      SALTATION_CUDA_CHECK(cudaMemcpy(objectives.data(), out.objectives.data(),
+                                      objectives.size() * sizeof(ObjectiveSpec), cudaMemcpyHostToDevice));
+    if (!design.empty())
+      SALTATION_CUDA_CHECK(
+          cudaMemcpy(design.data(), out.design.data(), design.size() * sizeof(int), cudaMemcpyHostToDevice));
+  }
+  ObservationView shape(const Observation& out) const {
+    ObservationView v = out.shape();
+    v.objectives = objectives.data();
+    v.design = design.data();
+    return v;
   }
 };
 
-// Device bytes per trajectory: its parameter row and its share of each result array `out` holds.
-inline std::size_t bytes_per_trajectory(const Result& out, int P) {
+// Device bytes per trajectory: its parameter row and its share of each array `out` holds.
+template <class Host>
+std::size_t bytes_per_trajectory(const Host& out, int P) {
   std::size_t bytes = static_cast<std::size_t>(P) * sizeof(double);
-  zip_arrays(out, out, [&](const auto& host, const auto&) {
+  Host::zip(out, out, [&](const auto& host, const auto&) {
     bytes += host.size() / out.n * sizeof(typename std::decay_t<decltype(host)>::value_type);
   });
   return bytes;
@@ -198,47 +252,45 @@ class StackLimit {
 
 // The buffers of one chunk in flight. The stream is declared last, so it is destroyed (after
 // waiting for its work) before the buffers that work uses.
+template <class Host>
 struct ChunkSlot {
   std::size_t capacity;  // trajectories
   DeviceBuffer<double> theta;
   PinnedBuffer<double> theta_staging;
-  ResultArrays<DeviceBuffer> result;
-  ResultArrays<PinnedBuffer> result_staging;
+  OutputArrays<Host, DeviceBuffer> result;
+  OutputArrays<Host, PinnedBuffer> result_staging;
   Stream stream;
   std::size_t first = 0, count = 0;  // the chunk in flight; count 0: none
 
-  ChunkSlot(const Result& out, int P, std::size_t capacity_)
+  ChunkSlot(const Host& out, int P, std::size_t capacity_)
       : capacity(capacity_), theta(static_cast<std::size_t>(P) * capacity_),
         theta_staging(static_cast<std::size_t>(P) * capacity_), result(out, capacity_), result_staging(out, capacity_) {}
 };
 
 // Packs the parameter rows of trajectories [first, first + count) into the slot's staging and
 // queues on its stream: the upload, the result defaults, the kernel and the download.
-template <class Model>
-void start_chunk(ChunkSlot& slot, const Model& model, const Options& options, core::WarpDeferral deferral,
-                 Kernel<Model> kernel, int block, const double* theta, const Result& out, std::size_t first,
-                 std::size_t count) {
+template <class Output, class Model, class Host>
+void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& options, core::WarpDeferral deferral,
+                 Kernel<Output, Model> kernel, int block, const double* theta, const Host& out,
+                 const OutputInputs<Host>& inputs, std::size_t first, std::size_t count) {
   const cudaStream_t stream = slot.stream.get();
   const std::size_t n = out.n;
   for (int p = 0; p < Model::P; ++p)
     std::memcpy(slot.theta_staging.data() + p * count, theta + p * n + first, count * sizeof(double));
   SALTATION_CUDA_CHECK(cudaMemcpyAsync(slot.theta.data(), slot.theta_staging.data(), Model::P * count * sizeof(double),
                                        cudaMemcpyHostToDevice, stream));
-  ResultView view = out.shape();
+  typename Output::View view = inputs.shape(out);
   view.n = count;
-  zip_arrays(slot.result, view, [&](auto& buffer, auto& pointer) {
+  Host::zip(slot.result, view, [&](auto& buffer, auto& pointer) {
     pointer = buffer.data();
     if (buffer.empty()) return;
-    // The defaults Result starts from, so slots a trajectory never writes read the same on both
-    // backends: zero bits (0, 0.0) everywhere but in ev_guard, whose -1 has every bit set.
-    const bool is_ev_guard = static_cast<const void*>(&buffer) == static_cast<const void*>(&slot.result.ev_guard);
     const std::size_t bytes = buffer.size() / slot.capacity * count * sizeof(*buffer.data());
-    SALTATION_CUDA_CHECK(cudaMemsetAsync(buffer.data(), is_ev_guard ? 0xFF : 0, bytes, stream));
+    SALTATION_CUDA_CHECK(cudaMemsetAsync(buffer.data(), slot.result.fill_byte(&buffer), bytes, stream));
   });
   const unsigned grid = static_cast<unsigned>((count + block - 1) / block);
   kernel<<<grid, block, 0, stream>>>(model, options, slot.theta.data(), view, deferral);
   SALTATION_CUDA_CHECK(cudaGetLastError());  // launch errors now; execution errors at the stream's sync
-  zip_arrays(slot.result_staging, slot.result, [&](auto& staging, const auto& device) {
+  Host::zip(slot.result_staging, slot.result, [&](auto& staging, const auto& device) {
     if (device.empty()) return;
     const std::size_t bytes = device.size() / slot.capacity * count * sizeof(*device.data());
     SALTATION_CUDA_CHECK(cudaMemcpyAsync(staging.data(), device.data(), bytes, cudaMemcpyDeviceToHost, stream));
@@ -248,15 +300,59 @@ void start_chunk(ChunkSlot& slot, const Model& model, const Options& options, co
 }
 
 // Waits for the slot's chunk and unpacks its results from the staging into `out`.
-inline void finish_chunk(ChunkSlot& slot, Result& out) {
+template <class Host>
+void finish_chunk(ChunkSlot<Host>& slot, Host& out) {
   slot.stream.synchronize();
-  zip_arrays(out, slot.result_staging, [&](auto& host, const auto& staging) {
+  Host::zip(out, slot.result_staging, [&](auto& host, const auto& staging) {
     const std::size_t rows = host.size() / out.n;
     for (std::size_t r = 0; r < rows; ++r)
       std::memcpy(host.data() + r * out.n + slot.first, staging.data() + r * slot.count,
                   slot.count * sizeof(*host.data()));
   });
   slot.count = 0;
+}
+
+// The chunked solve of every entry point: trajectories [0, n) through the Output policy into
+// `out`, already sized and checked by the entry point.
+template <class Output, class Model, class Host>
+void run(const Model& model, const double* theta, std::size_t n, const Options& options, Host& out,
+         const Progress* progress) {
+  if (n == 0) return;
+  const Kernel<Output, Model> kernel =
+      options.sensitivities ? &integrate_kernel<true, Output, Model> : &integrate_kernel<false, Output, Model>;
+  const core::WarpDeferral deferral = warp_deferral_from_environment();
+  // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
+  // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a
+  // limit the runtime promises to accept.
+  cudaFuncAttributes attributes{};
+  SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const std::size_t stack_bytes = std::max<std::size_t>(attributes.localSizeBytes, kDefaultStackBytes);
+  const MemoryPlan plan =
+      plan_memory(Model::name, n, stack_bytes, bytes_per_trajectory(out, Model::P), progress != nullptr);
+  const StackLimit stack_limit(plan.stack_bytes);
+  // The block size of highest occupancy for this kernel's registers (see kMaxBlock).
+  int min_grid = 0, block = 0;
+  SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, 0, kMaxBlock));
+
+  const OutputInputs<Host> inputs(out);
+  std::vector<ChunkSlot<Host>> slots;
+  slots.reserve(plan.slots);
+  for (int s = 0; s < plan.slots; ++s) slots.emplace_back(out, Model::P, plan.chunk);
+  // The one place progress is reported: after a chunk's results are in `out`, in chunk order.
+  auto collect = [&](ChunkSlot<Host>& slot) {
+    if (slot.count == 0) return;
+    const std::size_t done = slot.first + slot.count;
+    finish_chunk(slot, out);
+    if (progress) (*progress)(done, n);
+  };
+  std::size_t chunks = 0;
+  for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
+    ChunkSlot<Host>& slot = slots[chunks % slots.size()];
+    collect(slot);  // the chunk this slot held, two chunks back
+    start_chunk<Output>(slot, model, options, deferral, kernel, block, theta, out, inputs, first,
+                        std::min(plan.chunk, n - first));
+  }
+  for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
 }
 
 }  // namespace detail
@@ -268,41 +364,22 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
   if (out.n != n || out.N != Model::N || out.P != Model::P || out.C != options.event_capacity ||
       out.sensitivities != options.sensitivities)
     throw InvalidInput("out", -1, "is not sized for this batch (n, N, P, event capacity and sensitivities must match)");
-  if (n == 0) return;
-  const detail::Kernel<Model> kernel =
-      options.sensitivities ? &detail::integrate_kernel<true, Model> : &detail::integrate_kernel<false, Model>;
-  const core::WarpDeferral deferral = detail::warp_deferral_from_environment();
-  // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
-  // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a
-  // limit the runtime promises to accept.
-  cudaFuncAttributes attributes{};
-  SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  const std::size_t stack_bytes = std::max<std::size_t>(attributes.localSizeBytes, detail::kDefaultStackBytes);
-  const detail::MemoryPlan plan = detail::plan_memory(Model::name, n, stack_bytes,
-                                                      detail::bytes_per_trajectory(out, Model::P), progress != nullptr);
-  const detail::StackLimit stack_limit(plan.stack_bytes);
-  // The block size of highest occupancy for this kernel's registers (see kMaxBlock).
-  int min_grid = 0, block = 0;
-  SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, 0, detail::kMaxBlock));
+  detail::run<core::FullRecord>(model, theta, n, options, out, progress);
+}
 
-  std::vector<detail::ChunkSlot> slots;
-  slots.reserve(plan.slots);
-  for (int s = 0; s < plan.slots; ++s) slots.emplace_back(out, Model::P, plan.chunk);
-  // The one place progress is reported: after a chunk's results are in `out`, in chunk order.
-  auto collect = [&](detail::ChunkSlot& slot) {
-    if (slot.count == 0) return;
-    const std::size_t done = slot.first + slot.count;
-    detail::finish_chunk(slot, out);
-    if (progress) (*progress)(done, n);
-  };
-  std::size_t chunks = 0;
-  for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
-    detail::ChunkSlot& slot = slots[chunks % slots.size()];
-    collect(slot);  // the chunk this slot held, two chunks back
-    detail::start_chunk(slot, model, options, deferral, kernel, block, theta, out, first,
-                        std::min(plan.chunk, n - first));
-  }
-  for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
+template <class Model>
+void solve_final_state(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
+                       const Progress* progress) {
+  if (out.n != n || out.N != Model::N || out.P != Model::P || out.C != 0 || out.sensitivities != options.sensitivities)
+    throw InvalidInput("out", -1, "is not sized for this batch (n, N, P and sensitivities must match, event capacity 0)");
+  detail::run<core::FinalState>(model, theta, n, options, out, progress);
+}
+
+template <class Model>
+void observe(const Model& model, const double* theta, std::size_t n, const Options& options, Observation& out,
+             const Progress* progress) {
+  if (out.n != n) throw InvalidInput("out", -1, "is not sized for this batch (n must match)");
+  detail::run<core::ObjectiveObserver>(model, theta, n, options, out, progress);
 }
 
 }  // namespace saltation::cuda

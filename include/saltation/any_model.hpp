@@ -1,7 +1,7 @@
 #pragma once
 // A configured model chosen at run time: the value the CLI, the C API, the bindings and sweeps
 // hold. Built from any model type (built-in or a user's), it carries the model's description
-// and its solve entry point for every backend.
+// and its solve and observe entry points for every backend.
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -45,17 +45,29 @@ class AnyModel {
                const Progress& progress = nullptr) const {
     return impl_->solve(batch, options, backend, progress);
   }
+  // saltation::observe: objective values and design derivatives, [n_outputs][n], with status and n_events.
+  Observation observe(const Batch& batch, const Options& options, std::vector<ObjectiveSpec> objectives,
+                      std::vector<int> design, Backend backend = Backend::Auto,
+                      const Progress& progress = nullptr) const {
+    return impl_->observe(batch, options, std::move(objectives), std::move(design), backend, progress);
+  }
 
  private:
   struct Interface {
     virtual ~Interface() = default;
     virtual Result solve(const Batch&, const Options&, Backend, const Progress&) const = 0;
+    virtual Observation observe(const Batch&, const Options&, std::vector<ObjectiveSpec>, std::vector<int>, Backend,
+                                const Progress&) const = 0;
   };
   template <class Model>
   struct Holder final : Interface {
     explicit Holder(const Model& m) : model(m) {}
     Result solve(const Batch& b, const Options& o, Backend backend, const Progress& progress) const override {
       return saltation::solve(model, b, o, backend, progress);
+    }
+    Observation observe(const Batch& b, const Options& o, std::vector<ObjectiveSpec> objectives, std::vector<int> design,
+                        Backend backend, const Progress& progress) const override {
+      return saltation::observe(model, b, o, std::move(objectives), std::move(design), backend, progress);
     }
     Model model;
   };

@@ -1,5 +1,5 @@
 #pragma once
-// The CPU driver: an OpenMP loop over core::integrate_one. Each trajectory is independent and
+// The CPU driver: an OpenMP loop over core::integrate_one, for any output policy. Each trajectory is independent and
 // deterministic, so results do not depend on the thread count or the schedule.
 #include <omp.h>
 
@@ -15,9 +15,11 @@
 namespace saltation::cpu {
 
 // theta is SoA: parameter p of trajectory i at theta[p * n + i]. `options` must be normalized.
-template <class Model>
-void solve(const Model& model, const double* theta, std::size_t n, const Options& options, const ResultView& out,
-           const Progress* progress = nullptr) {
+// `Output` is what each trajectory keeps (core::FullRecord, FinalState or ObjectiveObserver) and
+// `out` its view.
+template <class Output = core::FullRecord, class Model>
+void solve(const Model& model, const double* theta, std::size_t n, const Options& options,
+           const typename Output::View& out, const Progress* progress = nullptr) {
   constexpr int P = Model::P;
   std::atomic<std::size_t> done{0};
   const std::size_t report_every = n / 100 > 0 ? n / 100 : 1;
@@ -36,9 +38,9 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
       for (int p = 0; p < P; ++p) row[p] = theta[static_cast<std::size_t>(p) * n + i];
       const RowParams th{row.data(), 1};
       if (options.sensitivities)
-        core::integrate_one<true>(model, options, th, static_cast<std::size_t>(i), out);
+        core::integrate_one<true, Output>(model, options, th, static_cast<std::size_t>(i), out);
       else
-        core::integrate_one<false>(model, options, th, static_cast<std::size_t>(i), out);
+        core::integrate_one<false, Output>(model, options, th, static_cast<std::size_t>(i), out);
       if (progress) {
         const std::size_t d = ++done;
         // Only the calling thread (the team's master) reports.

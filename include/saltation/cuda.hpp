@@ -21,4 +21,15 @@ template <class Model>
 void solve(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
            const Progress* progress);
 
+// The same run for the other outputs (docs/architecture.md, "Outputs"): the final state only,
+// into `out` sized for the batch with event capacity 0; the objective observations, into `out`
+// sized for the batch and holding its objective and design lists. Instantiated for the built-in
+// models; a user model instantiates those it calls as it instantiates solve.
+template <class Model>
+void solve_final_state(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
+                       const Progress* progress);
+template <class Model>
+void observe(const Model& model, const double* theta, std::size_t n, const Options& options, Observation& out,
+             const Progress* progress);
+
 }  // namespace saltation::cuda

@@ -4,6 +4,7 @@
 // code writes through (host or device memory); Result owns host storage.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "saltation/config.hpp"
@@ -80,6 +81,11 @@ struct Result {
     zip_arrays(*this, v, [](auto& array, auto& pointer) { pointer = array.data(); });
     return v;
   }
+  // zip_arrays, under the name every host storage (Result, Observation) gives its arrays' list.
+  template <class A, class B, class F>
+  static void zip(A& a, B& b, F&& f) {
+    zip_arrays(a, b, f);
+  }
   // The view's sizes, with no arrays yet.
   ResultView shape() const {
     ResultView v;
@@ -101,6 +107,91 @@ struct Result {
   double event_dq(std::size_t i, int c, int k, int p) const {
     return ev_dq[((std::size_t(c) * N + k) * P + p) * n + i];
   }
+};
+
+// ---- Objective observations: each trajectory reduced to a few objective values and their
+// derivatives with respect to chosen (design) parameters, with nothing per event kept
+// (core::ObjectiveObserver writes them).
+
+// What an objective reads of a trajectory. Events count from 0.
+enum class ObjectiveKind : int {
+  EventTime,   // t_e of event `event`
+  EventState,  // q-_e[state] of event `event`
+  FinalState,  // qf[state]
+  EventCount,  // n_events
+  Landing,     // (q-_e[state] - target)^2 of event `event`
+  StatusIs     // 1 when the trajectory ended with status `status`, else 0
+};
+
+struct ObjectiveSpec {
+  ObjectiveKind kind = ObjectiveKind::FinalState;
+  int event = 0;
+  int state = 0;
+  double target = 0.0;
+  int status = 0;
+  // Piecewise constant objectives have no pathwise derivative.
+  SALTATION_HD bool differentiable() const { return kind != ObjectiveKind::EventCount && kind != ObjectiveKind::StatusIs; }
+};
+
+// Objective o takes width(o) rows of `values`, in objective order: its value, then (when it is
+// differentiable) its derivative with respect to each design parameter, in design order.
+// NaN where undefined: an event objective whose event never came (fewer events, an invalid row),
+// and the derivatives of an invalid row.
+struct ObservationView {
+  std::size_t n = 0;  // trajectories
+  int n_objectives = 0;
+  const ObjectiveSpec* objectives = nullptr;  // [n_objectives], in memory the writer can read
+  int n_design = 0;
+  const int* design = nullptr;  // [n_design] parameter indices
+  int n_outputs = 0;
+  int* status = nullptr;     // [n]
+  int* n_events = nullptr;   // [n]
+  double* values = nullptr;  // [n_outputs][n]
+
+  SALTATION_HD std::size_t at(int row, std::size_t i) const { return static_cast<std::size_t>(row) * n + i; }
+  SALTATION_HD int width(const ObjectiveSpec& o) const { return 1 + (o.differentiable() ? n_design : 0); }
+};
+
+// Host storage for a batch's observations, laid out as ObservationView describes.
+struct Observation {
+  std::size_t n = 0;
+  std::vector<ObjectiveSpec> objectives;
+  std::vector<int> design;
+  int n_outputs = 0;
+  std::vector<int> status, n_events;
+  std::vector<double> values;
+
+  Observation() = default;
+  Observation(std::size_t n_, std::vector<ObjectiveSpec> objectives_, std::vector<int> design_)
+      : n(n_), objectives(std::move(objectives_)), design(std::move(design_)), status(n_, 0), n_events(n_, 0) {
+    for (const ObjectiveSpec& o : objectives) n_outputs += 1 + (o.differentiable() ? static_cast<int>(design.size()) : 0);
+    values.assign(n * n_outputs, 0.0);
+  }
+  // The view's sizes and objective lists, with no arrays yet.
+  ObservationView shape() const {
+    ObservationView v;
+    v.n = n;
+    v.n_objectives = static_cast<int>(objectives.size());
+    v.objectives = objectives.data();
+    v.n_design = static_cast<int>(design.size());
+    v.design = design.data();
+    v.n_outputs = n_outputs;
+    return v;
+  }
+  ObservationView view() {
+    ObservationView v = shape();
+    zip(*this, v, [](auto& array, auto& pointer) { pointer = array.data(); });
+    return v;
+  }
+  // Calls f(a.x, b.x) for each of the three arrays x, as zip_arrays does for Result.
+  template <class A, class B, class F>
+  static void zip(A& a, B& b, F&& f) {
+    f(a.status, b.status);
+    f(a.n_events, b.n_events);
+    f(a.values, b.values);
+  }
+
+  double value(std::size_t i, int row) const { return values[static_cast<std::size_t>(row) * n + i]; }
 };
 
 }  // namespace saltation

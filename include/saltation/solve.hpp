@@ -1,8 +1,11 @@
 #pragma once
-// The host API: validate, pick a backend, run. One call for every backend.
+// The host API: validate, pick a backend, run. One call for every backend, one per output
+// (docs/architecture.md, "Outputs").
 #include <cstddef>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "saltation/backend.hpp"
 #include "saltation/batch.hpp"
@@ -39,29 +42,105 @@ void validate_batch(const Model& model, const Batch& batch) {
   }
 }
 
-// `progress`, when given, is told how many trajectories are done (see progress.hpp).
+namespace detail {
+
+// Checks the model's configuration and the batch's rows as every entry point does; returns the
+// normalized options.
 template <class Model>
-Result solve(const Model& model, const Batch& batch, const Options& options, Backend backend = Backend::Auto,
-             const Progress& progress = nullptr) {
-  const Progress* report = progress ? &progress : nullptr;
+Options checked_options(const Model& model, const Batch& batch, const Options& options) {
   model.validate_config();
   const Options opts = normalize_options(options);
   if (batch.P != Model::P || !opts.mark_invalid_rows) validate_batch(model, batch);
-  Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities);
-  if (batch.n == 0) return result;
+  return opts;
+}
+
+// Runs the batch into `out` on the backend: the CPU driver with the Output policy, or
+// `cuda_driver(model)`, which calls the CUDA entry point named `cuda_entry` for the same policy.
+// `cuda_driver` is a generic lambda, so that the entry point it names is instantiated only for a
+// model with a CUDA driver.
+template <class Output, class Model, class Host, class CudaDriver>
+void run_on_backend(const Model& model, const Batch& batch, const Options& opts, Backend backend, Host& out,
+                    const Progress& progress, const char* cuda_entry, CudaDriver&& cuda_driver) {
+  if (batch.n == 0) return;
   if (resolve_backend(backend) == Backend::Cuda) {
     if constexpr (has_cuda_driver<Model>::value) {
-      cuda::solve(model, batch.theta.data(), batch.n, opts, result, report);
+      cuda_driver(model);
     } else {
       throw CudaError(std::string("no CUDA driver is compiled for model ") + Model::name +
-                          ": instantiate saltation::cuda::solve<Model> in a .cu file that includes "
+                          ": instantiate saltation::cuda::" + cuda_entry +
+                          "<Model> in a .cu file that includes "
                           "kernels/solve.cuh and specialize saltation::has_cuda_driver<Model>",
                       __FILE__, __LINE__);
     }
   } else {
-    cpu::solve(model, batch.theta.data(), batch.n, opts, result.view(), report);
+    cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), progress ? &progress : nullptr);
   }
+}
+
+}  // namespace detail
+
+// Every trajectory's full record (ResultView). `progress`, when given, is told how many
+// trajectories are done (see progress.hpp).
+template <class Model>
+Result solve(const Model& model, const Batch& batch, const Options& options, Backend backend = Backend::Auto,
+             const Progress& progress = nullptr) {
+  const Options opts = detail::checked_options(model, batch, options);
+  Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities);
+  detail::run_on_backend<core::FullRecord>(model, batch, opts, backend, result, progress, "solve", [&](const auto& m) {
+    cuda::solve(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
+  });
   return result;
+}
+
+// Status, t_end, qf, n_events and (with sensitivities) dqf of every trajectory, with no event
+// arrays: the Result has event capacity C = 0 (its events were counted, not kept), the other
+// arrays bitwise as solve's.
+template <class Model>
+Result solve_final_state(const Model& model, const Batch& batch, const Options& options,
+                         Backend backend = Backend::Auto, const Progress& progress = nullptr) {
+  const Options opts = detail::checked_options(model, batch, options);
+  Result result(batch.n, Model::N, Model::P, 0, opts.sensitivities);
+  detail::run_on_backend<core::FinalState>(
+      model, batch, opts, backend, result, progress, "solve_final_state", [&](const auto& m) {
+        cuda::solve_final_state(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
+      });
+  return result;
+}
+
+// Each trajectory reduced to `objectives` and their derivatives with respect to the `design`
+// parameters (Observation, ObservationView: values [n_outputs][n], status, n_events), with no
+// event arrays at all. Derivatives need options.sensitivities. Throws InvalidInput for an
+// objective or design index the model or the event capacity does not have.
+template <class Model>
+Observation observe(const Model& model, const Batch& batch, const Options& options,
+                    std::vector<ObjectiveSpec> objectives, std::vector<int> design, Backend backend = Backend::Auto,
+                    const Progress& progress = nullptr) {
+  const Options opts = detail::checked_options(model, batch, options);
+  bool derivatives = false;
+  for (std::size_t o = 0; o < objectives.size(); ++o) {
+    const ObjectiveSpec& ob = objectives[o];
+    const std::string where = "objectives[" + std::to_string(o) + "]";
+    const bool reads_state = ob.kind == ObjectiveKind::EventState || ob.kind == ObjectiveKind::FinalState ||
+                             ob.kind == ObjectiveKind::Landing;
+    const bool reads_event = ob.kind == ObjectiveKind::EventTime || ob.kind == ObjectiveKind::EventState ||
+                             ob.kind == ObjectiveKind::Landing;
+    if (reads_state && (ob.state < 0 || ob.state >= Model::N))
+      throw InvalidInput(where, -1, "state " + std::to_string(ob.state) + " is not a state index of " + Model::name);
+    if (reads_event && (ob.event < 0 || ob.event >= opts.event_capacity))
+      throw InvalidInput(where, -1, "event " + std::to_string(ob.event) + " is outside the event capacity");
+    derivatives = derivatives || ob.differentiable();
+  }
+  for (int p : design)
+    if (p < 0 || p >= Model::P)
+      throw InvalidInput("design", -1, std::to_string(p) + " is not a parameter index of " + Model::name);
+  if (derivatives && !design.empty() && !opts.sensitivities)
+    throw InvalidInput("design", -1, "derivatives with respect to design parameters need options.sensitivities");
+  Observation observation(batch.n, std::move(objectives), std::move(design));
+  detail::run_on_backend<core::ObjectiveObserver>(
+      model, batch, opts, backend, observation, progress, "observe", [&](const auto& m) {
+        cuda::observe(m, batch.theta.data(), batch.n, opts, observation, progress ? &progress : nullptr);
+      });
+  return observation;
 }
 
 }  // namespace saltation

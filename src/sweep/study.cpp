@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <set>
 #include <string>
@@ -19,8 +18,6 @@ namespace saltation::sweep {
 using nlohmann::json;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---- reading a study
 
@@ -162,41 +159,33 @@ json objective_json(const Objective& o, const ModelInfo& info) {
   return nullptr;
 }
 
-// ---- evaluating objectives on a solved batch
+// ---- evaluating objectives through the objective observer (saltation::observe)
 
-// Objective o of trajectory i, and (when `gradient`) its derivative with respect to each design
-// parameter. NaN where it is undefined (fewer events than it needs, or an invalid row).
-double objective_value(const Objective& o, const Result& r, std::size_t i) {
-  const bool has_event = r.n_events[i] > o.event;
+ObjectiveSpec spec_of(const Objective& o) {
+  ObjectiveSpec spec;
   switch (o.kind) {
-    case ObjectiveKind::EventTime: return has_event ? r.event_time(i, o.event) : kNaN;
-    case ObjectiveKind::EventState: return has_event ? r.event_q(i, o.event, o.state) : kNaN;
-    case ObjectiveKind::FinalState: return r.qf_of(i, o.state);
-    case ObjectiveKind::EventCount: return r.n_events[i];
-    case ObjectiveKind::Landing: {
-      if (!has_event) return kNaN;
-      const double miss = r.event_q(i, o.event, o.state) - o.target;
-      return miss * miss;
-    }
-    case ObjectiveKind::StatusIs: return r.status[i] == o.status ? 1.0 : 0.0;
+    case ObjectiveKind::EventTime: spec.kind = saltation::ObjectiveKind::EventTime; break;
+    case ObjectiveKind::EventState: spec.kind = saltation::ObjectiveKind::EventState; break;
+    case ObjectiveKind::FinalState: spec.kind = saltation::ObjectiveKind::FinalState; break;
+    case ObjectiveKind::EventCount: spec.kind = saltation::ObjectiveKind::EventCount; break;
+    case ObjectiveKind::Landing: spec.kind = saltation::ObjectiveKind::Landing; break;
+    case ObjectiveKind::StatusIs: spec.kind = saltation::ObjectiveKind::StatusIs; break;
   }
-  return kNaN;
-}
-
-double objective_derivative(const Objective& o, const Result& r, std::size_t i, int p) {
-  if (r.status_of(i) == Status::InvalidInput || (o.kind != ObjectiveKind::FinalState && r.n_events[i] <= o.event))
-    return kNaN;
-  switch (o.kind) {
-    case ObjectiveKind::EventTime: return r.event_dt(i, o.event, p);
-    case ObjectiveKind::EventState: return r.event_dq(i, o.event, o.state, p);
-    case ObjectiveKind::FinalState: return r.dqf_of(i, o.state, p);
-    case ObjectiveKind::Landing:
-      return 2.0 * (r.event_q(i, o.event, o.state) - o.target) * r.event_dq(i, o.event, o.state, p);
-    default: return kNaN;
-  }
+  spec.event = o.event;
+  spec.state = o.state;
+  spec.target = o.target;
+  spec.status = o.status;
+  return spec;
 }
 
 int gradient_width(const Objective& o, int n_design) { return o.differentiable() ? n_design : 0; }
+
+// The observation row of objective o's value; its design derivatives follow it (ObservationView).
+int value_row(const Study& study, std::size_t o, int n_design) {
+  int row = 0;
+  for (std::size_t k = 0; k < o; ++k) row += 1 + gradient_width(study.objectives[k], n_design);
+  return row;
+}
 
 constexpr int kOutcomes = 3;  // status, n_events, topology_changed
 
@@ -215,12 +204,12 @@ std::uint64_t default_memory_budget(Backend backend) {
   return std::uint64_t(1) << 30;
 }
 
-// Host and device bytes one trajectory of the batch takes: its parameters and its Result.
-std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Options& o) {
-  const std::uint64_t N = info.N, P = info.P, C = o.event_capacity;
-  std::uint64_t b = 8 * P + 4 + 8 + 8 * N + 4 + C * (8 + 4 + 4 + 16 * N);
-  if (o.sensitivities) b += 8 * N * P + C * (8 * P + 8 * N * P);
-  return b;
+// Host and device bytes one trajectory of the batch takes: its parameters and its observation
+// (status, n_events and the objective rows).
+std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Study& study, int n_design) {
+  const std::uint64_t P = info.P;
+  const std::uint64_t outputs = value_row(study, study.objectives.size(), n_design);
+  return 8 * P + 4 + 4 + 8 * outputs;
 }
 
 }  // namespace
@@ -346,7 +335,8 @@ StudyAccumulator StudyAccumulator::from_json(const json& j) {
 namespace {
 
 // The rows of one chunk and what becomes of them: parameters drawn from the counter-based streams,
-// one solve, objectives folded into the SoA outputs the block tree consumes.
+// one observed solve (each trajectory reduced to its objectives on the fly), folded into the SoA
+// outputs the block tree consumes.
 struct Evaluator {
   const AnyModel& model;
   const Study& study;
@@ -358,9 +348,12 @@ struct Evaluator {
 
   int rows_per_sample() const { return study.sobol ? n_factors + 2 : 1; }
 
-  // Solves samples [first, first + count): row r of sample i at batch index r * count + i, r the
+  int n_design() const { return static_cast<int>(design.size()); }
+  int value_row(std::size_t o) const { return sweep::value_row(study, o, n_design()); }
+
+  // Observes samples [first, first + count): row r of sample i at batch index r * count + i, r the
   // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f).
-  Result solve(std::uint64_t first, std::uint64_t count) const {
+  Observation observe(std::uint64_t first, std::uint64_t count) const {
     const int P = model.info().P;
     const int rows = rows_per_sample();
     Batch batch(count * rows, P);
@@ -371,26 +364,25 @@ struct Evaluator {
                             static_cast<std::uint32_t>(r), theta.data());
         for (int p = 0; p < P; ++p) batch.at(r * count + i, p) = theta[p];
       }
-    return model.solve(batch, options, backend);
+    std::vector<ObjectiveSpec> specs;
+    for (const Objective& o : study.objectives) specs.push_back(spec_of(o));
+    return model.observe(batch, options, std::move(specs), design, backend);
   }
 
-  // The block tree's inputs of samples [first, first + count) from their solved batch.
-  void fold(const Result& res, std::uint64_t count, double* out) const {
+  // The block tree's inputs of samples [first, first + count) from their observations.
+  void fold(const Observation& obs, std::uint64_t count, double* out) const {
+    const int n_outputs = value_row(study.objectives.size());
     std::size_t row = 0;
     auto put = [&](std::uint64_t i, double v) { out[row * count + i] = v; };
     for (std::uint64_t i = 0; i < count; ++i) {
       row = 0;
-      put(i, res.status[i]), ++row;
-      put(i, res.n_events[i]), ++row;
-      put(i, res.n_events[i] != nominal_events ? 1.0 : 0.0), ++row;
-      for (const Objective& o : study.objectives) {
-        put(i, objective_value(o, res, i)), ++row;
-        if (o.differentiable())
-          for (int p : design) put(i, objective_derivative(o, res, i, p)), ++row;
-      }
+      put(i, obs.status[i]), ++row;
+      put(i, obs.n_events[i]), ++row;
+      put(i, obs.n_events[i] != nominal_events ? 1.0 : 0.0), ++row;
+      for (int output = 0; output < n_outputs; ++output) put(i, obs.value(i, output)), ++row;
       if (study.sobol)
-        for (const Objective& o : study.objectives)
-          for (int r = 0; r < rows_per_sample(); ++r) put(i, objective_value(o, res, r * count + i)), ++row;
+        for (std::size_t o = 0; o < study.objectives.size(); ++o)
+          for (int r = 0; r < rows_per_sample(); ++r) put(i, obs.value(r * count + i, value_row(o))), ++row;
     }
   }
 };
@@ -406,19 +398,19 @@ class PerSampleFiles {
     for (const Objective& o : study.objectives)
       files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_" + o.name + ".npy", io::DType::F64, std::vector<long>{n}));
   }
-  void append(const Study& study, const Result& res, std::uint64_t count) {
-    const int P = res.P;
+  void append(const Evaluator& ev, const Observation& obs, std::uint64_t count) {
+    const int P = ev.model.info().P;
     std::vector<double> theta(count * P), values(count);
-    std::vector<int> status(res.status.begin(), res.status.begin() + count),
-        events(res.n_events.begin(), res.n_events.begin() + count);
+    std::vector<int> status(obs.status.begin(), obs.status.begin() + count),
+        events(obs.n_events.begin(), obs.n_events.begin() + count);
     // Row A of each sample is the plain Monte Carlo draw: the first `count` rows of the batch.
     for (std::uint64_t i = 0; i < count; ++i)
       for (int p = 0; p < P; ++p) theta[i * P + p] = row_theta_[p * row_stride_ + i];
     files_[0]->append(theta.data(), theta.size());
     files_[1]->append(status.data(), status.size());
     files_[2]->append(events.data(), events.size());
-    for (std::size_t o = 0; o < study.objectives.size(); ++o) {
-      for (std::uint64_t i = 0; i < count; ++i) values[i] = objective_value(study.objectives[o], res, i);
+    for (std::size_t o = 0; o < ev.study.objectives.size(); ++o) {
+      for (std::uint64_t i = 0; i < count; ++i) values[i] = obs.value(i, ev.value_row(o));
       files_[3 + o]->append(values.data(), values.size());
     }
   }
@@ -458,7 +450,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
   for (int p = 0; p < info.P; ++p) nominal_row.at(0, p) = mean_of(study.parameters[p]);
   Options nominal_options = ev.options;
   nominal_options.sensitivities = false;
-  const Result nominal = model.solve(nominal_row, nominal_options, ev.backend);
+  const Observation nominal = model.observe(nominal_row, nominal_options, {}, {}, ev.backend);
   ev.nominal_events = nominal.n_events[0];
 
   // Histogram ranges from the pilot samples 0 .. pilot - 1, the same for every shard and chunking.
@@ -468,17 +460,14 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
     Study plain_study = study;
     plain_study.sobol = false;
     const Evaluator plain{model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
-    const Result res = plain.solve(0, pilot);
-    for (const Objective& o : study.objectives) {
-      const int width = 1 + gradient_width(o, static_cast<int>(ev.design.size()));
-      for (int w = 0; w < width; ++w) {
-        double low = HUGE_VAL, high = -HUGE_VAL;
-        for (std::uint64_t i = 0; i < pilot; ++i) {
-          const double v = w == 0 ? objective_value(o, res, i) : objective_derivative(o, res, i, ev.design[w - 1]);
-          if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
-        }
-        ranges.push_back(padded_range(low, high, 64));
+    const Observation obs = plain.observe(0, pilot);
+    for (int output = 0; output < obs.n_outputs; ++output) {
+      double low = HUGE_VAL, high = -HUGE_VAL;
+      for (std::uint64_t i = 0; i < pilot; ++i) {
+        const double v = obs.value(i, output);
+        if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
       }
+      ranges.push_back(padded_range(low, high, 64));
     }
   }
 
@@ -494,7 +483,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
   const std::uint64_t shard_samples = std::min(blocks.end * layout.block_size, study.samples) - first_sample;
 
   const std::uint64_t budget = run.memory_budget ? run.memory_budget : default_memory_budget(ev.backend);
-  const std::uint64_t per_sample = bytes_per_trajectory(info, ev.options) * ev.rows_per_sample();
+  const std::uint64_t per_sample = bytes_per_trajectory(info, study, ev.n_design()) * ev.rows_per_sample();
   if (per_sample > budget)
     throw InvalidInput("memory_budget", -1, std::to_string(budget) + " bytes do not hold one sample (" +
                                                 std::to_string(per_sample) + " bytes); raise --memory-budget");
@@ -505,8 +494,8 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
     files = std::make_unique<PerSampleFiles>(run.per_sample_prefix, study, info, shard_samples);
   std::uint64_t done = 0;
   auto fill = [&](std::uint64_t first, std::uint64_t count, double* out) {
-    const Result res = ev.solve(first, count);
-    ev.fold(res, count, out);
+    const Observation obs = ev.observe(first, count);
+    ev.fold(obs, count, out);
     if (files) {
       Batch rows(count, info.P);
       std::vector<double> theta(info.P);
@@ -515,7 +504,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
         for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
       }
       files->set_theta(rows);
-      files->append(study, res, count);
+      files->append(ev, obs, count);
     }
     done += count;
     if (run.progress) run.progress(done, shard_samples);
@@ -542,7 +531,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
                    {"sobol", study.sobol},
                    {"block_size", study.block_size},
                    {"nominal", {{"theta", nominal_theta},
-                                {"status", status_name(nominal.status_of(0))},
+                                {"status", status_name(static_cast<Status>(nominal.status[0]))},
                                 {"n_events", nominal.n_events[0]}}}};
   return result;
 }

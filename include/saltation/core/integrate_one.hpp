@@ -116,14 +116,162 @@ struct Tangents<Model, true> {
   }
 };
 
-template <class Model, class Th, bool Sens>
+// ---- Outputs: what a trajectory keeps (docs/architecture.md, "Outputs")
+//
+// The routine reports to an output policy bound to its trajectory (constructed from the policy's
+// View and the trajectory's index) through these hooks, and writes nothing else (N is the model's
+// state dimension, a template argument so that state arrays are indexed by constants and stay in
+// registers on the device):
+//   event(c, t_e, j, q_minus, q_plus)   event c is recorded (c < the event capacity)
+//   event_flags(c, flags)               its flags (EventFlag)
+//   event_column(c, p, tau, q_minus, dq)  with Sens: dt_e/dtheta_p and the N entries dq-_e/dtheta_p
+//   final_dq(k, p, value)               with Sens: d qf[k] / dtheta_p; a later call may overwrite it
+//   finish(status, t_end, qf, n_events) once, when the trajectory ends
+// Every backend runs the same routine, so each policy gives the same values on every backend.
+
+// q[k] for a k known only at run time, by a loop of constant indices (see above).
+template <int N>
+SALTATION_HD double entry(const double* q, int k) {
+  double v = 0.0;
+  for (int m = 0; m < N; ++m)
+    if (m == k) v = q[m];
+  return v;
+}
+
+// Status, end time, final state, event count and (with Sens) dqf; no event arrays: `View`'s C
+// may be 0 and its event pointers null.
+class FinalState {
+ public:
+  using View = ResultView;
+  SALTATION_HD FinalState(const View& out, std::size_t i) : out_(out), i_(i) {}
+
+  template <int N>
+  SALTATION_HD void event(int, double, int, const double*, const double*) const {}
+  SALTATION_HD void event_flags(int, int) const {}
+  template <int N>
+  SALTATION_HD void event_column(int, int, double, const double*, const double*) const {}
+  SALTATION_HD void final_dq(int k, int p, double value) const { out_.dqf[out_.dqf_at(k, p, i_)] = value; }
+  template <int N>
+  SALTATION_HD void finish(Status status, double t_end, const double* qf, int n_events) const {
+    out_.status[i_] = static_cast<int>(status);
+    out_.t_end[i_] = t_end;
+    for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = qf[k];
+    out_.n_events[i_] = n_events;
+  }
+
+ protected:
+  const View out_;
+  const std::size_t i_;
+};
+
+// Everything ResultView holds: the final state and every recorded event.
+class FullRecord : public FinalState {
+ public:
+  using FinalState::FinalState;
+
+  template <int N>
+  SALTATION_HD void event(int c, double t_e, int j, const double* q_minus, const double* q_plus) const {
+    out_.ev_t[out_.ev_at(c, i_)] = t_e;
+    out_.ev_guard[out_.ev_at(c, i_)] = j;
+    for (int k = 0; k < N; ++k) {
+      out_.ev_q[out_.ev_q_at(c, k, i_)] = q_minus[k];
+      out_.ev_q_plus[out_.ev_q_at(c, k, i_)] = q_plus[k];
+    }
+  }
+  SALTATION_HD void event_flags(int c, int flags) const { out_.ev_flags[out_.ev_at(c, i_)] = flags; }
+  template <int N>
+  SALTATION_HD void event_column(int c, int p, double tau, const double*, const double* dq) const {
+    out_.ev_dt[out_.ev_dt_at(c, p, i_)] = tau;
+    for (int k = 0; k < N; ++k) out_.ev_dq[out_.ev_dq_at(c, k, p, i_)] = dq[k];
+  }
+};
+
+// Objective values and their design derivatives, reduced on the fly (ObservationView): an event
+// objective is written when its event is recorded, the others at the end; an objective whose event
+// never came (fewer events, an invalid row) is NaN, value and derivatives.
+class ObjectiveObserver {
+ public:
+  using View = ObservationView;
+  SALTATION_HD ObjectiveObserver(const View& out, std::size_t i) : out_(out), i_(i) {}
+
+  template <int N>
+  SALTATION_HD void event(int c, double t_e, int, const double* q_minus, const double*) const {
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      if (ob.event != c) continue;
+      if (ob.kind == ObjectiveKind::EventTime) put(row, t_e);
+      if (ob.kind == ObjectiveKind::EventState) put(row, entry<N>(q_minus, ob.state));
+      if (ob.kind == ObjectiveKind::Landing) {
+        const double miss = entry<N>(q_minus, ob.state) - ob.target;
+        put(row, miss * miss);
+      }
+    }
+  }
+  SALTATION_HD void event_flags(int, int) const {}
+  template <int N>
+  SALTATION_HD void event_column(int c, int p, double tau, const double* q_minus, const double* dq) const {
+    const int d = design_index(p);
+    if (d < 0) return;
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      if (ob.event != c) continue;
+      if (ob.kind == ObjectiveKind::EventTime) put(row + 1 + d, tau);
+      if (ob.kind == ObjectiveKind::EventState) put(row + 1 + d, entry<N>(dq, ob.state));
+      if (ob.kind == ObjectiveKind::Landing)
+        put(row + 1 + d, 2.0 * (entry<N>(q_minus, ob.state) - ob.target) * entry<N>(dq, ob.state));
+    }
+  }
+  SALTATION_HD void final_dq(int k, int p, double value) const {
+    const int d = design_index(p);
+    if (d < 0) return;
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      if (ob.kind == ObjectiveKind::FinalState && ob.state == k) put(row + 1 + d, value);
+    }
+  }
+  template <int N>
+  SALTATION_HD void finish(Status status, double, const double* qf, int n_events) const {
+    out_.status[i_] = static_cast<int>(status);
+    out_.n_events[i_] = n_events;
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      switch (ob.kind) {
+        case ObjectiveKind::FinalState: put(row, entry<N>(qf, ob.state)); break;
+        case ObjectiveKind::EventCount: put(row, n_events); break;
+        case ObjectiveKind::StatusIs: put(row, static_cast<int>(status) == ob.status ? 1.0 : 0.0); break;
+        default:
+          if (ob.event >= n_events)
+            for (int w = 0; w < out_.width(ob); ++w) put(row + w, ::nan(""));
+      }
+    }
+  }
+
+ private:
+  SALTATION_HD void put(int row, double value) const { out_.values[out_.at(row, i_)] = value; }
+  // Position of parameter p in the design list, or -1.
+  SALTATION_HD int design_index(int p) const {
+    for (int d = 0; d < out_.n_design; ++d)
+      if (out_.design[d] == p) return d;
+    return -1;
+  }
+
+  const View out_;
+  const std::size_t i_;
+};
+
+template <class Model, class Th, bool Sens, class Output = FullRecord>
 class Trajectory {
  public:
   static constexpr int N = Model::N, P = Model::P, M = Model::M;
   static constexpr int kYSize = Sens ? N * tangent_width<Model>() : 1;
 
-  SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out)
-      : m_(m), o_(o), th_(th), i_(i), out_(out) {}
+  SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i,
+                          const typename Output::View& out)
+      : m_(m), o_(o), th_(th), out_(out, i) {}
 
   // One trajectory on its own: the CPU driver's way.
   SALTATION_HD void run() {
@@ -143,7 +291,6 @@ class Trajectory {
 
   // Initial state, validation and an event at t = 0; true when the trajectory has already ended.
   SALTATION_HD bool begin() {
-    out_.n_events[i_] = 0;
     mode_ = m_.initial_mode;
     m_.initial_state(th_, q_);
     const RowCheck check = check_row(m_, th_);
@@ -234,8 +381,8 @@ class Trajectory {
     }
     const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
     if (slot >= 0) {
-      record_event(slot, t_e, j, q_minus, q_plus);
-      out_.n_events[i_] = ++n_events_;
+      out_.template event<N>(slot, t_e, j, q_minus, q_plus);
+      ++n_events_;
     }
     jump(j, q_minus, q_plus, mode_plus, slot, terminal, pinned);
     if (terminal == Status::EventCapacity) {
@@ -403,15 +550,6 @@ class Trajectory {
     return norm2 > 0.0 ? ::fabs(dot) / ::sqrt(norm2) : ::fabs(dot);
   }
 
-  SALTATION_HD void record_event(int c, double t_e, int j, const double* q_minus, const double* q_plus) const {
-    out_.ev_t[out_.ev_at(c, i_)] = t_e;
-    out_.ev_guard[out_.ev_at(c, i_)] = j;
-    for (int k = 0; k < N; ++k) {
-      out_.ev_q[out_.ev_q_at(c, k, i_)] = q_minus[k];
-      out_.ev_q_plus[out_.ev_q_at(c, k, i_)] = q_plus[k];
-    }
-  }
-
   // Event partials: grazing flag always; with Sens, dt_e/dtheta and dq-/dtheta (into the record
   // at `slot`), then by `terminal`: Finished (not terminal) jumps X; EventCapacity writes dq-/dtheta
   // as dqf; Settled and Zeno write the total derivative of the post-event state,
@@ -429,8 +567,7 @@ class Trajectory {
       gq2 += g_q[k] * g_q[k];
       f2 += f_minus[k] * f_minus[k];
     }
-    if (slot >= 0)
-      out_.ev_flags[out_.ev_at(slot, i_)] = ::fabs(g_dot) < o_.graze_tol * ::sqrt(gq2 * f2) ? EventGrazing : 0;
+    if (slot >= 0) out_.event_flags(slot, ::fabs(g_dot) < o_.graze_tol * ::sqrt(gq2 * f2) ? EventGrazing : 0);
     if constexpr (Sens) {
       const bool continues = terminal == Status::Finished;
       const bool needs_reset = terminal != Status::EventCapacity;
@@ -456,13 +593,10 @@ class Trajectory {
           double num = g_theta[d];
           for (int k = 0; k < N; ++k) num += g_q[k] * x[k];
           const double tau = pinned ? 0.0 : -num / g_dot;
-          if (slot >= 0) out_.ev_dt[out_.ev_dt_at(slot, p, i_)] = tau;
-          for (int k = 0; k < N; ++k) {
-            dq[k] = x[k] + f_minus[k] * tau;
-            if (slot >= 0) out_.ev_dq[out_.ev_dq_at(slot, k, p, i_)] = dq[k];
-          }
+          for (int k = 0; k < N; ++k) dq[k] = x[k] + f_minus[k] * tau;
+          if (slot >= 0) out_.template event_column<N>(slot, p, tau, q_minus, dq);
           if (terminal == Status::EventCapacity) {
-            for (int k = 0; k < N; ++k) out_.dqf[out_.dqf_at(k, p, i_)] = dq[k];
+            for (int k = 0; k < N; ++k) out_.final_dq(k, p, dq[k]);
           } else {
             for (int r = 0; r < N; ++r) {
               double total = R_theta[r * kChunk + d];
@@ -470,7 +604,7 @@ class Trajectory {
               if (continues) {
                 tan_.Xs[r * P + p] = total - f_plus[r] * tau;  // X+ = R_q X- + R_theta - (f+ - R_q f-) tau
               } else {
-                out_.dqf[out_.dqf_at(r, p, i_)] = total;
+                out_.final_dq(r, p, total);
               }
             }
           }
@@ -527,9 +661,7 @@ class Trajectory {
 
   // Status, end time and final state; the caller has written dqf (a terminal event's jump()).
   SALTATION_HD void finish_state(Status status, double t_end, const double* qf) {
-    out_.status[i_] = static_cast<int>(status);
-    out_.t_end[i_] = t_end;
-    for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = qf[k];
+    out_.template finish<N>(status, t_end, qf, n_events_);
   }
 
   // Status, end time and final state, with dqf = X(t_end) from the current tangent.
@@ -539,7 +671,7 @@ class Trajectory {
       for (int p = 0; p < P; ++p) {
         double x[N];
         tan_.column(p, x);
-        for (int k = 0; k < N; ++k) out_.dqf[out_.dqf_at(k, p, i_)] = x[k];
+        for (int k = 0; k < N; ++k) out_.final_dq(k, p, x[k]);
       }
     }
   }
@@ -552,19 +684,16 @@ class Trajectory {
   }
 
   SALTATION_HD void finish_invalid() {
-    out_.status[i_] = static_cast<int>(Status::InvalidInput);
-    out_.t_end[i_] = 0.0;
-    for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = q_[k];
+    finish_state(Status::InvalidInput, 0.0, q_);
     if constexpr (Sens)
       for (int k = 0; k < N; ++k)
-        for (int p = 0; p < P; ++p) out_.dqf[out_.dqf_at(k, p, i_)] = ::nan("");
+        for (int p = 0; p < P; ++p) out_.final_dq(k, p, ::nan(""));
   }
 
   const Model m_;
   const Options o_;
   const Th th_;
-  const std::size_t i_;
-  const ResultView out_;
+  const Output out_;
   double q_[N];
   int mode_ = 0;
   double t_ = 0.0;
@@ -577,11 +706,13 @@ class Trajectory {
   Tangents<Model, Sens> tan_;
 };
 
-// Integrates trajectory i of a batch; `th` views its parameter row.
-template <bool Sens, class Model, class Th>
-SALTATION_HD void integrate_one(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out) {
+// Integrates trajectory i of a batch into `out` through the Output policy; `th` views its
+// parameter row.
+template <bool Sens, class Output = FullRecord, class Model, class Th>
+SALTATION_HD void integrate_one(const Model& m, const Options& o, const Th& th, std::size_t i,
+                                const typename Output::View& out) {
   static_assert(check_model<Model>(), "");
-  Trajectory<Model, Th, Sens>(m, o, th, i, out).run();
+  Trajectory<Model, Th, Sens, Output>(m, o, th, i, out).run();
 }
 
 // Event deferral for trajectories stepped in lockstep, one per lane of a CUDA warp
@@ -609,13 +740,13 @@ struct WarpDeferral {
 // (WarpDeferral::localise_now over the lanes' pending(), stepping() and expired()), then
 // localise_phase() with its answer. kernels/solve.cuh votes with __ballot_sync;
 // tests/test_warp_policy.cpp runs the same phases over a CPU "warp".
-template <class Model, class Th, bool Sens>
+template <class Model, class Th, bool Sens, class Output = FullRecord>
 class WarpLane {
  public:
   // A lane past the end of the batch (`in_batch` false) is ended from the start and never
   // touches the result arrays.
-  SALTATION_HD WarpLane(const Model& m, const Options& o, const Th& th, std::size_t i, const ResultView& out,
-                        bool in_batch)
+  SALTATION_HD WarpLane(const Model& m, const Options& o, const Th& th, std::size_t i,
+                        const typename Output::View& out, bool in_batch)
       : tr_(m, o, th, i, out), ended_(!in_batch || tr_.begin()) {}
 
   SALTATION_HD bool ended() const { return ended_; }
@@ -625,7 +756,7 @@ class WarpLane {
 
   SALTATION_HD void step_phase() {
     if (!stepping()) return;
-    using Outcome = typename Trajectory<Model, Th, Sens>::StepOutcome;
+    using Outcome = typename Trajectory<Model, Th, Sens, Output>::StepOutcome;
     const Outcome outcome = tr_.step();
     ended_ = outcome == Outcome::Ended;
     pending_ = outcome == Outcome::Bracketed;
@@ -643,7 +774,7 @@ class WarpLane {
   }
 
  private:
-  Trajectory<Model, Th, Sens> tr_;
+  Trajectory<Model, Th, Sens, Output> tr_;
   bool ended_;
   bool pending_ = false;
   int waited_ = 0;  // lockstep steps the held bracket has waited
