@@ -332,6 +332,29 @@ TEST_P(Sensitivities, ForwardStatesIdenticalWithAndWithoutSensitivities) {
   EXPECT_EQ(a.ev_q, b.ev_q);
 }
 
+TEST(Options, StepBudgetAndOversizedDtRefusedBeforeAnyWork) {
+  Options o;
+  o.t_final = 1e6;
+  o.dt = 1e-12;
+  try {
+    normalize_options(o);
+    ADD_FAILURE() << "10^18 steps accepted";
+  } catch (const InvalidInput& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.parameter(), "options.dt");
+    for (const char* part : {"1e+06", "1e-12", "max_steps = 100000000"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " missing from: " << what;
+  }
+  o.max_steps = 2000000000000000000;  // the budget is the user's to raise
+  EXPECT_NO_THROW(normalize_options(o));
+  Options one_step;
+  one_step.t_final = 3.0;
+  one_step.dt = 1e300;
+  EXPECT_THROW(normalize_options(one_step), InvalidInput) << "dt > t_final is refused, not clipped";
+  one_step.dt = 3.0;
+  EXPECT_NO_THROW(normalize_options(one_step)) << "one step of exactly t_final is fine";
+}
+
 TEST_P(HostApi, BadInputNamesParameterAndRow) {
   saltation::TerrainBall<3> m;
   std::mt19937_64 rng(1);

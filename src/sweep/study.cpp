@@ -196,17 +196,13 @@ HistogramRange padded_range(double low, double high, std::uint32_t bins) {
   return {low - pad, high + pad, bins};
 }
 
-std::uint64_t default_memory_budget(Backend backend) {
-  if (backend == Backend::Cuda) {
-    const CudaDevices d = query_cuda_devices();
-    if (!d.devices.empty()) return d.devices.front().memory / 4;
-  }
-  return std::uint64_t(1) << 30;
-}
+// A chunk holds at most this many samples: enough to keep every CPU thread and GPU lane busy,
+// and the memory of a study stays the same however many samples it has.
+constexpr std::uint64_t kMaxChunkSamples = 65536;
 
 // Host and device bytes one trajectory of the batch takes: its parameters and its observation
 // (status, n_events and the objective rows).
-std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Study& study, int n_design) {
+std::uint64_t bytes_per_observed_trajectory(const ModelInfo& info, const Study& study, int n_design) {
   const std::uint64_t P = info.P;
   const std::uint64_t outputs = value_row(study, study.objectives.size(), n_design);
   return 8 * P + 4 + 4 + 8 * outputs;
@@ -482,12 +478,9 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
   const std::uint64_t first_sample = blocks.first * layout.block_size;
   const std::uint64_t shard_samples = std::min(blocks.end * layout.block_size, study.samples) - first_sample;
 
-  const std::uint64_t budget = run.memory_budget ? run.memory_budget : default_memory_budget(ev.backend);
-  const std::uint64_t per_sample = bytes_per_trajectory(info, study, ev.n_design()) * ev.rows_per_sample();
-  if (per_sample > budget)
-    throw InvalidInput("memory_budget", -1, std::to_string(budget) + " bytes do not hold one sample (" +
-                                                std::to_string(per_sample) + " bytes); raise --memory-budget");
-  const std::uint64_t chunk = std::max<std::uint64_t>(1, std::min<std::uint64_t>(budget / per_sample, 1u << 20));
+  const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
+  const std::uint64_t per_sample = bytes_per_observed_trajectory(info, study, ev.n_design()) * ev.rows_per_sample();
+  const std::uint64_t chunk = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
 
   std::unique_ptr<PerSampleFiles> files;
   if (!run.per_sample_prefix.empty())
