@@ -4,7 +4,6 @@
 // common random numbers, the failed and stalled exits, bad "optimize" blocks named by key, and
 // saltation sweep --optimize.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -13,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "run_cli.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/sweep/robust_design.hpp"
@@ -225,16 +225,7 @@ TEST(RobustDesign, BadOptimizeBlocksNameTheKey) {
   expect_bad(s, "parameters");  // nothing to design
 }
 
-namespace {
-
-int cli(const std::string& args) {
-  const char* bin = std::getenv("SALTATION_CLI");
-  if (!bin) return -1;
-  const int status = std::system(("'" + std::string(bin) + "' " + args + " > /dev/null 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
+using saltation::testing::run_cli;
 
 TEST(RobustDesignCli, OptimizeWritesTheHistoryAndTheFinalSummary) {
   ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
@@ -243,7 +234,7 @@ TEST(RobustDesignCli, OptimizeWritesTheHistoryAndTheFinalSummary) {
   fs::create_directories(dir);
   std::ofstream(dir / "study.json") << ball_study(1000).dump();
   const std::string study = "'" + (dir / "study.json").string() + "'";
-  ASSERT_EQ(cli("sweep " + study + " --backend cpu --optimize --out '" + (dir / "out").string() + "'"), 0);
+  ASSERT_EQ(run_cli("sweep " + study + " --backend cpu --optimize --out '" + (dir / "out").string() + "'"), 0);
   std::ifstream o(dir / "out" / "optimization.json");
   const json opt = json::parse(o);
   EXPECT_EQ(opt.at("outcome"), "converged");
@@ -255,11 +246,11 @@ TEST(RobustDesignCli, OptimizeWritesTheHistoryAndTheFinalSummary) {
   const json summary = json::parse(f);
   EXPECT_EQ(summary.at("parameters").at("h0").at("design"), final_design.at("design").at("h0"));
   EXPECT_TRUE(summary.contains("provenance"));
-  EXPECT_EQ(cli("sweep " + study + " --backend cpu --optimize --shard 0/2"), 2);
+  EXPECT_EQ(run_cli("sweep " + study + " --backend cpu --optimize --shard 0/2"), 2);
   json without = ball_study(100);
   without.erase("optimize");
   std::ofstream(dir / "plain.json") << without.dump();
-  EXPECT_EQ(cli("sweep '" + (dir / "plain.json").string() + "' --backend cpu --optimize --out '" +
+  EXPECT_EQ(run_cli("sweep '" + (dir / "plain.json").string() + "' --backend cpu --optimize --out '" +
                 (dir / "plain").string() + "'"),
             2);
   fs::remove_all(dir);

@@ -2,7 +2,6 @@
 // indices), summaries bitwise equal for any chunk size, thread count and shard split, bad studies
 // named by key, and the saltation sweep / merge commands.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "run_cli.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/sweep/study.hpp"
@@ -152,16 +152,7 @@ TEST(Study, BadStudiesNameTheKey) {
   expect_bad(s, "sampels");
 }
 
-namespace {
-
-int cli(const std::string& args) {
-  const char* bin = std::getenv("SALTATION_CLI");
-  if (!bin) return -1;
-  const int status = std::system(("'" + std::string(bin) + "' " + args + " > /dev/null 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
+using saltation::testing::run_cli;
 
 TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
@@ -170,7 +161,7 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   fs::create_directories(dir);
   std::ofstream(dir / "study.json") << ball_study(9000, true, true).dump();
   const std::string study = "'" + (dir / "study.json").string() + "'";
-  ASSERT_EQ(cli("sweep " + study + " --backend cpu --out '" + (dir / "whole").string() + "'"), 0);
+  ASSERT_EQ(run_cli("sweep " + study + " --backend cpu --out '" + (dir / "whole").string() + "'"), 0);
   std::ifstream f(dir / "whole" / "summary.json");
   const json s = json::parse(f);
   const json& t2 = s.at("objectives").at("t2");
@@ -180,11 +171,11 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   for (const char* key : {"version", "git_hash", "seed", "backend", "options", "samples", "wall_seconds"})
     EXPECT_TRUE(s.at("provenance").contains(key)) << key;
   for (int shard = 0; shard < 2; ++shard)
-    ASSERT_EQ(cli("sweep " + study + " --backend cpu --shard " + std::to_string(shard) + "/2 --out '" +
+    ASSERT_EQ(run_cli("sweep " + study + " --backend cpu --shard " + std::to_string(shard) + "/2 --out '" +
                   (dir / ("shard" + std::to_string(shard))).string() + "'"),
               0);
   EXPECT_FALSE(fs::exists(dir / "shard0" / "summary.json")) << "a shard alone is not the study";
-  ASSERT_EQ(cli("merge '" + (dir / "shard0").string() + "' '" + (dir / "shard1").string() + "' --out '" +
+  ASSERT_EQ(run_cli("merge '" + (dir / "shard0").string() + "' '" + (dir / "shard1").string() + "' --out '" +
                 (dir / "merged").string() + "'"),
             0);
   std::ifstream m(dir / "merged" / "summary.json");
@@ -192,6 +183,6 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   merged.erase("provenance");
   whole.erase("provenance");
   EXPECT_EQ(merged.dump(), whole.dump());
-  EXPECT_EQ(cli("sweep " + study + " --shard 2/2"), 2) << "a bad shard is invalid input";
+  EXPECT_EQ(run_cli("sweep " + study + " --shard 2/2"), 2) << "a bad shard is invalid input";
   fs::remove_all(dir);
 }
