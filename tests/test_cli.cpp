@@ -170,6 +170,13 @@ TEST_F(Cli, RejectsNaN) {
   expect_rejected(replace(kBall, "[2.0, 0.0, 0.8]", "[null, 0.0, 0.8]"), "h0", "row 0");
   expect_rejected(replace(kBall, "\"t_final\": 3.0", "\"t_final\": \"nan\""), "options.t_final");
 }
+TEST_F(Cli, RejectsDuplicateKeysAndOverflowingNumbers) {
+  expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": 0.001, \"dt\": 0.002"), "options.dt: is given twice");
+  expect_rejected(replace(kBall, "\"model\": \"bouncing_ball\"", "\"model\": \"bouncing_ball\", \"model\": \"thermostat\""),
+                  "model: is given twice");
+  expect_rejected(replace(kBall, "\"t_final\": 3.0", "\"t_final\": 1e400"), "t_final: a number does not fit a double");
+}
+
 TEST_F(Cli, RejectsUnknownKeys) {
   expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": 0.001, \"step\": 2"), "options.step");
   expect_rejected(replace(kBall, "{\"g\": 9.81}", "{\"g\": 9.81, \"x0\": 1}"), "config.x0");

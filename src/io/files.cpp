@@ -8,17 +8,49 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "saltation/errors.hpp"
 
 namespace saltation::io {
 
 nlohmann::json parse_json(const std::string& text) {
+  // The parser's callback sees every key: a key given twice in one object is refused (JSON
+  // parsers disagree on which one wins), and the last key read names where a number overflowed.
+  std::vector<std::set<std::string>> objects;
+  std::vector<std::string> path;  // "options", "objectives", "[]" for an array element
+  std::string pending_key, last_key;
+  auto where = [&path](const std::string& key) {
+    std::string p;
+    for (const auto& k : path) p += k.empty() || k == "[]" ? k : (p.empty() ? "" : ".") + k;
+    return p.empty() ? key : p + "." + key;
+  };
+  const nlohmann::json::parser_callback_t check = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      if (event == E::object_start) objects.emplace_back();
+      path.push_back(path.empty() ? "" : pending_key.empty() ? "[]" : pending_key);  // "": the document
+      pending_key.clear();
+    } else if (event == E::object_end || event == E::array_end) {
+      if (event == E::object_end) objects.pop_back();
+      path.pop_back();
+    } else if (event == E::key) {
+      pending_key = last_key = parsed.get<std::string>();
+      if (!objects.back().insert(last_key).second) throw InvalidInput(where(last_key), -1, "is given twice in one object");
+    } else if (event == E::value) {
+      pending_key.clear();
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, check);
   } catch (const nlohmann::json::parse_error& e) {
     throw InvalidInput("input", -1, std::string("not valid JSON (NaN and Inf are not JSON numbers): ") + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {
+    throw InvalidInput(last_key.empty() ? "input" : last_key, -1,
+                       "a number does not fit a double (" + std::string(e.what()) + ")");
   }
 }
 
