@@ -19,6 +19,7 @@
 #include "device_buffer.cuh"
 #include "saltation/core/integrate_one.hpp"
 #include "saltation/cuda.hpp"
+#include "saltation/interrupt.hpp"
 
 namespace saltation::cuda {
 namespace detail {
@@ -349,6 +350,7 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
   for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
     ChunkSlot<Host>& slot = slots[chunks % slots.size()];
     collect(slot);  // the chunk this slot held, two chunks back
+    throw_if_interrupted();  // between chunks; the slots' destructors wait for the work in flight
     start_chunk<Output>(slot, model, options, deferral, kernel, block, theta, out, inputs, first,
                         std::min(plan.chunk, n - first));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "saltation/core/integrate_one.hpp"
+#include "saltation/interrupt.hpp"
 #include "saltation/options.hpp"
 #include "saltation/progress.hpp"
 #include "saltation/result.hpp"
@@ -35,6 +36,9 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
     std::vector<double> row(P);
 #pragma omp for schedule(dynamic, 16)
     for (long long i = 0; i < count; ++i) {
+      // A requested stop skips the rest (an OpenMP loop cannot break); the results are then
+      // incomplete, and Interrupted is thrown below.
+      if (interrupt_requested()) continue;
       for (int p = 0; p < P; ++p) row[p] = theta[static_cast<std::size_t>(p) * n + i];
       const RowParams th{row.data(), 1};
       if (options.sensitivities)
@@ -51,6 +55,7 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
       }
     }
   }
+  throw_if_interrupted();
   if (progress) (*progress)(n, n);
 }
 

@@ -7,5 +7,6 @@ enum ExitCode : int {
   kExitInvalidInput = 2,  // bad arguments, request, config or parameters (nothing was run)
   kExitIo = 3,            // a file could not be read or written (nothing half-written is left)
   kExitCuda = 4,          // the CUDA runtime or a kernel failed, or CUDA was requested without a device
+  // 128 + the signal (130 for SIGINT, 143 for SIGTERM): interrupted, nothing written
 };
 }  // namespace saltation::cli

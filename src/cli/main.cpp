@@ -2,6 +2,7 @@
 // failures to the exit codes of exit_codes.hpp.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -10,13 +11,32 @@
 #include "cli/exit_codes.hpp"
 #include "saltation/config.hpp"
 #include "saltation/errors.hpp"
+#include "saltation/interrupt.hpp"
+
+namespace {
+
+// SIGINT or SIGTERM asks the run to stop at the next trajectory or chunk; a second one kills at once.
+extern "C" void on_stop_signal(int signal) { saltation::request_interrupt(signal); }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace saltation::cli;
+  install_stop_handlers();
   CLI::App app{"saltation: batched hybrid-system trajectories with exact event-aware sensitivities"};
   app.set_version_flag("--version", SALTATION_VERSION_STRING);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error.");
+  app.footer("Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error, "
+             "130 / 143 interrupted by SIGINT / SIGTERM (nothing written).");
   add_solve_command(app);
   add_disks_command(app);
   add_models_command(app);
@@ -36,6 +56,9 @@ int main(int argc, char** argv) {
     return kExitInvalidInput;
   } catch (const saltation::IoError& e) {
     return fail("I/O error", e, kExitIo);
+  } catch (const saltation::Interrupted& e) {
+    std::cerr << "saltation: " << e.what() << "\n";
+    return 128 + e.signal();
   } catch (const saltation::CudaError& e) {
     return fail("CUDA error", e, kExitCuda);
   } catch (const std::bad_alloc& e) {

@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "run_cli.hpp"
 #include "saltation/errors.hpp"
@@ -184,5 +188,29 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   whole.erase("provenance");
   EXPECT_EQ(merged.dump(), whole.dump());
   EXPECT_EQ(run_cli("sweep " + study + " --shard 2/2"), 2) << "a bad shard is invalid input";
+  fs::remove_all(dir);
+}
+
+TEST(SweepCli, SigintAndSigtermStopWithinASecondAndWriteNothing) {
+  ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltation_interrupt_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.json") << ball_study(100000000, false, false).dump();  // hours of work
+  for (const auto& [signal, code] : {std::pair<const char*, int>{"INT", 130}, {"TERM", 143}}) {
+    const fs::path out = dir / signal;
+    const auto start = std::chrono::steady_clock::now();
+    // timeout sends the signal after 1 s and, with --preserve-status, exits as the command did.
+    const int status = std::system(("timeout --preserve-status -s " + std::string(signal) + " 1 '" +
+                                    std::getenv("SALTATION_CLI") + "' sweep '" + (dir / "study.json").string() +
+                                    "' --backend cpu --per-sample --out '" + out.string() + "' > /dev/null 2>&1")
+                                       .c_str());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), code) << "SIG" << signal;
+    EXPECT_LT(seconds, 2.5) << "SIG" << signal << " must stop the run within a second";
+    if (fs::exists(out))
+      for (const auto& entry : fs::directory_iterator(out)) ADD_FAILURE() << "left behind: " << entry.path();
+  }
   fs::remove_all(dir);
 }
