@@ -393,8 +393,19 @@ class PerSampleFiles {
     files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_n_events.npy", io::DType::I32, std::vector<long>{n}));
     for (const Objective& o : study.objectives)
       files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_" + o.name + ".npy", io::DType::F64, std::vector<long>{n}));
+    if (study.sobol) {
+      // SALib's layout (saltelli.sample with calc_second_order=False, then sobol.analyze): per base
+      // sample the rows A, AB_1 .. AB_k, B, over the k sampled parameters.
+      for (int p = 0; p < info.P; ++p)
+        if (study.parameters[p].is_random()) factors_.push_back(p);
+      const long k = static_cast<long>(factors_.size()), salib_rows = n * (k + 2);
+      salib_.push_back(std::make_unique<io::NpyWriter>(prefix + "_salib_X.npy", io::DType::F64, std::vector<long>{salib_rows, k}));
+      for (const Objective& o : study.objectives)
+        salib_.push_back(
+            std::make_unique<io::NpyWriter>(prefix + "_salib_Y_" + o.name + ".npy", io::DType::F64, std::vector<long>{salib_rows}));
+    }
   }
-  void append(const Evaluator& ev, const Observation& obs, std::uint64_t count) {
+  void append(const Evaluator& ev, const Observation& obs, std::uint64_t first, std::uint64_t count) {
     const int P = ev.model.info().P;
     std::vector<double> theta(count * P), values(count);
     std::vector<int> status(obs.status.begin(), obs.status.begin() + count),
@@ -409,6 +420,28 @@ class PerSampleFiles {
       for (std::uint64_t i = 0; i < count; ++i) values[i] = obs.value(i, ev.value_row(o));
       files_[3 + o]->append(values.data(), values.size());
     }
+    if (!salib_.empty()) append_salib(ev, obs, first, count);
+  }
+  // Batch row r * count + i holds Saltelli matrix r of sample first + i (0: A, 1: B, 2 + f: AB_f).
+  void append_salib(const Evaluator& ev, const Observation& obs, std::uint64_t first, std::uint64_t count) {
+    const int P = ev.model.info().P, k = static_cast<int>(factors_.size());
+    std::vector<std::uint32_t> order{0};
+    for (int f = 0; f < k; ++f) order.push_back(static_cast<std::uint32_t>(2 + f));
+    order.push_back(1);
+    std::vector<double> theta(P), x, y;
+    for (std::uint64_t i = 0; i < count; ++i)
+      for (std::uint32_t r : order) {
+        saltelli_parameters(ev.study.parameters.data(), static_cast<std::uint32_t>(P), ev.study.seed, first + i, r,
+                            theta.data());
+        for (int p : factors_) x.push_back(theta[p]);
+      }
+    salib_[0]->append(x.data(), x.size());
+    for (std::size_t o = 0; o < ev.study.objectives.size(); ++o) {
+      y.clear();
+      for (std::uint64_t i = 0; i < count; ++i)
+        for (std::uint32_t r : order) y.push_back(obs.value(r * count + i, ev.value_row(o)));
+      salib_[1 + o]->append(y.data(), y.size());
+    }
   }
   void set_theta(const Batch& batch) {
     row_theta_ = batch.theta.data();
@@ -416,10 +449,12 @@ class PerSampleFiles {
   }
   void commit() {
     for (auto& f : files_) f->commit();
+    for (auto& f : salib_) f->commit();
   }
 
  private:
-  std::vector<std::unique_ptr<io::NpyWriter>> files_;
+  std::vector<std::unique_ptr<io::NpyWriter>> files_, salib_;
+  std::vector<int> factors_;  // the sampled parameters: SALib's factors
   const double* row_theta_ = nullptr;
   std::size_t row_stride_ = 0;
 };
@@ -497,7 +532,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
         for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
       }
       files->set_theta(rows);
-      files->append(ev, obs, count);
+      files->append(ev, obs, first, count);
     }
     done += count;
     if (run.progress) run.progress(done, shard_samples);

@@ -9,10 +9,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "run_cli.hpp"
 #include "saltation/errors.hpp"
@@ -211,6 +214,56 @@ TEST(SweepCli, SigintAndSigtermStopWithinASecondAndWriteNothing) {
     EXPECT_LT(seconds, 2.5) << "SIG" << signal << " must stop the run within a second";
     if (fs::exists(out))
       for (const auto& entry : fs::directory_iterator(out)) ADD_FAILURE() << "left behind: " << entry.path();
+  }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// The data of a little-endian float64 NPY file (format 1.0, as io::NpyWriter writes it).
+std::vector<double> read_npy(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::size_t header = static_cast<unsigned char>(bytes.at(8)) | (static_cast<unsigned char>(bytes.at(9)) << 8);
+  std::vector<double> data((bytes.size() - 10 - header) / sizeof(double));
+  std::memcpy(data.data(), bytes.data() + 10 + header, data.size() * sizeof(double));
+  return data;
+}
+
+}  // namespace
+
+TEST(SweepCli, PerSampleSaltelliRowsInSalibLayout) {
+  ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltation_salib_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.json") << ball_study(2048, true, true).dump();
+  ASSERT_EQ(run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --per-sample --out '" + dir.string() + "'"), 0);
+  const std::vector<double> x = read_npy(dir / "samples_salib_X.npy"), y = read_npy(dir / "samples_salib_Y_t2.npy");
+  const int k = 2;  // h0 and e
+  const std::size_t n = 2048;
+  ASSERT_EQ(y.size(), n * (k + 2));
+  ASSERT_EQ(x.size(), n * (k + 2) * k);
+  // Row order per base sample: A, AB_h0, AB_e, B. AB_h0 takes h0 from B and e from A.
+  for (std::size_t j = 0; j < n; ++j) {
+    const double* rows = x.data() + j * (k + 2) * k;
+    EXPECT_EQ(rows[1 * k + 0], rows[3 * k + 0]);
+    EXPECT_EQ(rows[1 * k + 1], rows[0 * k + 1]);
+    EXPECT_EQ(rows[2 * k + 1], rows[3 * k + 1]);
+  }
+  // Jansen's total effect from these rows equals the summary's (same samples, other summation).
+  std::ifstream f(dir / "summary.json");
+  const json sobol = json::parse(f).at("objectives").at("t2").at("sobol");
+  double mean = 0.0, m2 = 0.0;
+  for (std::size_t j = 0; j < n; ++j)
+    for (int r : {0, k + 1}) mean += y[j * (k + 2) + r] / (2.0 * n);
+  for (std::size_t j = 0; j < n; ++j)
+    for (int r : {0, k + 1}) m2 += std::pow(y[j * (k + 2) + r] - mean, 2) / (2.0 * n);
+  const char* names[] = {"h0", "e"};
+  for (int i = 0; i < k; ++i) {
+    double jansen = 0.0;
+    for (std::size_t j = 0; j < n; ++j) jansen += std::pow(y[j * (k + 2)] - y[j * (k + 2) + 1 + i], 2) / (2.0 * n);
+    EXPECT_NEAR(jansen / m2, sobol.at(names[i]).at("ST").get<double>(), 1e-3) << names[i];
   }
   fs::remove_all(dir);
 }
