@@ -177,6 +177,23 @@ TEST_F(Cli, RejectsDuplicateKeysAndOverflowingNumbers) {
   expect_rejected(replace(kBall, "\"t_final\": 3.0", "\"t_final\": 1e400"), "t_final: a number does not fit a double");
 }
 
+TEST_F(Cli, FullDiskIsAnIoErrorAndLeavesNoFile) {
+  // A file-size limit of one block stands in for a full disk: the result does not fit.
+  const fs::path in = dir_ / "in.json";
+  std::ofstream(in) << kTerrain;
+  const std::string cmd = "sh -c \"ulimit -f 1; exec '" + cli_ + "' solve '" + in.string() + "' --out '" + out().string() +
+                          "'\" 2> '" + (dir_ / "err.txt").string() + "'";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  std::ifstream e(dir_ / "err.txt");
+  const std::string err((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err.find("write failed"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(out()));
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << "leftover " << entry.path();
+}
+
 TEST_F(Cli, RejectsUnknownKeys) {
   expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": 0.001, \"step\": 2"), "options.step");
   expect_rejected(replace(kBall, "{\"g\": 9.81}", "{\"g\": 9.81, \"x0\": 1}"), "config.x0");

@@ -355,6 +355,33 @@ TEST(Options, StepBudgetAndOversizedDtRefusedBeforeAnyWork) {
   EXPECT_NO_THROW(normalize_options(one_step)) << "one step of exactly t_final is fine";
 }
 
+// A batch mixing trajectories that reach their event capacity, overflow to non-finite, chatter
+// into Zeno and graze: each row's results are bitwise those of its solo run (no fault leaks).
+TEST_P(HostApi, FaultsStayInTheirRow) {
+  Options o = opts(10.0, 1e-3, 12);
+  o.sensitivities = true;
+  const std::vector<std::vector<double>> rows = {
+      {1.0, 0.0, 0.7},   // event capacity
+      {1.0, 1e308, 0.5}, // h overflows: non-finite
+      {1.0, 0.0, 0.2},   // chatters into Zeno
+      {0.0, 0.0, 0.0},   // at rest on the ground: grazing events, then Zeno
+      {1.5, 2.0, 0.8}};  // event capacity
+  const Result all = solve_on(backend(), saltation::BouncingBall{}, rows, o);
+  EXPECT_EQ(all.status_of(0), saltation::Status::EventCapacity);
+  EXPECT_EQ(all.status_of(1), saltation::Status::NonFinite);
+  EXPECT_EQ(all.status_of(2), saltation::Status::Zeno);
+  EXPECT_EQ(all.status_of(3), saltation::Status::Zeno);
+  EXPECT_NE(all.ev_flags[0 * all.n + 3] & EventGrazing, 0);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Result solo = solve_on(backend(), saltation::BouncingBall{}, {rows[i]}, o);
+    zip_arrays(all, solo, [&](const auto& batch, const auto& one) {
+      const std::size_t per_row = one.size();  // solo: n = 1, so one entry per row of the array
+      for (std::size_t r = 0; r < per_row; ++r)
+        EXPECT_EQ(0, std::memcmp(&batch[r * all.n + i], &one[r], sizeof(one[r]))) << "row " << i << ", entry " << r;
+    });
+  }
+}
+
 TEST_P(HostApi, BadInputNamesParameterAndRow) {
   saltation::TerrainBall<3> m;
   std::mt19937_64 rng(1);

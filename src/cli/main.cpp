@@ -25,6 +25,9 @@ void install_stop_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which the atomic writers
+  // report as an I/O error with nothing left behind, instead of killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace
