@@ -187,6 +187,35 @@ int value_row(const Study& study, std::size_t o, int n_design) {
   return row;
 }
 
+// The input indices (into study.objectives) of each user objective; InvalidInput for a bad one.
+std::vector<std::vector<std::size_t>> user_inputs(const Study& study) {
+  std::set<std::string> names;
+  for (const Objective& o : study.objectives) names.insert(o.name);
+  std::vector<std::vector<std::size_t>> out;
+  for (const UserObjective& u : study.user_objectives) {
+    if (u.name.empty() || !names.insert(u.name).second)
+      throw InvalidInput("user_objectives", -1, "\"" + u.name + "\" is empty or used twice");
+    if (!u.f) throw InvalidInput("user_objectives." + u.name, -1, "has no function");
+    std::vector<std::size_t> inputs;
+    for (const std::string& input : u.inputs) {
+      std::size_t k = 0;
+      while (k < study.objectives.size() && study.objectives[k].name != input) ++k;
+      if (k == study.objectives.size())
+        throw InvalidInput("user_objectives." + u.name, -1, "input \"" + input + "\" is not a built-in objective of the study");
+      inputs.push_back(k);
+    }
+    out.push_back(std::move(inputs));
+  }
+  return out;
+}
+
+// A user objective has design derivatives when every input has them.
+bool user_differentiable(const Study& study, const std::vector<std::size_t>& inputs) {
+  for (std::size_t k : inputs)
+    if (!study.objectives[k].differentiable()) return false;
+  return true;
+}
+
 constexpr int kOutcomes = 3;  // status, n_events, topology_changed
 
 HistogramRange padded_range(double low, double high, std::uint32_t bins) {
@@ -272,16 +301,19 @@ StudyAccumulator::StudyAccumulator(const Study& study, int capacity, const std::
   outcomes_.emplace_back(outcomes);
   const int n_design = static_cast<int>(study.design_parameters().size());
   std::size_t next = 0;
-  for (const Objective& o : study.objectives) {
+  std::vector<int> widths;
+  for (const Objective& o : study.objectives) widths.push_back(1 + gradient_width(o, n_design));
+  for (const auto& inputs : user_inputs(study)) widths.push_back(1 + (user_differentiable(study, inputs) ? n_design : 0));
+  for (int width : widths) {
     SummaryOptions so;
-    so.n_outputs = 1 + gradient_width(o, n_design);
+    so.n_outputs = width;
     so.histograms.assign(ranges.begin() + next, ranges.begin() + next + so.n_outputs);
     next += so.n_outputs;
     objectives_.emplace_back(so);
   }
   if (study.sobol) {
     const int k = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size())));
-    for (std::size_t o = 0; o < study.objectives.size(); ++o) sobol_.emplace_back(k, study.seed, study.sobol_resamples);
+    for (std::size_t o = 0; o < widths.size(); ++o) sobol_.emplace_back(k, study.seed, study.sobol_resamples);
   }
 }
 
@@ -347,6 +379,45 @@ struct Evaluator {
   int n_design() const { return static_cast<int>(design.size()); }
   int value_row(std::size_t o) const { return sweep::value_row(study, o, n_design()); }
 
+  // What the accumulators take per batch row: each objective's value and design derivatives,
+  // the built-in objectives as observed, then the user objectives by the chain rule.
+  std::vector<std::vector<std::size_t>> users = user_inputs(study);
+  int objective_width() const {
+    int w = value_row(study.objectives.size());
+    for (const auto& inputs : users) w += 1 + (user_differentiable(study, inputs) ? n_design() : 0);
+    return w;
+  }
+  // The offset of objective o's value (built-in ones first) in objective_rows().
+  std::vector<int> value_offsets() const {
+    std::vector<int> out;
+    for (std::size_t o = 0; o < study.objectives.size(); ++o) out.push_back(value_row(o));
+    int next = value_row(study.objectives.size());
+    for (const auto& inputs : users) {
+      out.push_back(next);
+      next += 1 + (user_differentiable(study, inputs) ? n_design() : 0);
+    }
+    return out;
+  }
+  void objective_rows(const Observation& obs, std::size_t b, double* out) const {
+    const int observed = value_row(study.objectives.size());
+    for (int r = 0; r < observed; ++r) out[r] = obs.value(b, r);
+    double* next = out + observed;
+    std::vector<double> y, df_dy;
+    for (std::size_t u = 0; u < users.size(); ++u) {
+      const auto& inputs = users[u];
+      y.resize(inputs.size());
+      df_dy.assign(inputs.size(), 0.0);
+      for (std::size_t j = 0; j < inputs.size(); ++j) y[j] = obs.value(b, value_row(inputs[j]));
+      *next++ = study.user_objectives[u].f(y.data(), df_dy.data());
+      if (!user_differentiable(study, inputs)) continue;
+      for (int d = 0; d < n_design(); ++d) {
+        double g = 0.0;
+        for (std::size_t j = 0; j < inputs.size(); ++j) g += df_dy[j] * obs.value(b, value_row(inputs[j]) + 1 + d);
+        *next++ = g;
+      }
+    }
+  }
+
   // Observes samples [first, first + count): row r of sample i at batch index r * count + i, r the
   // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f).
   Observation observe(std::uint64_t first, std::uint64_t count) const {
@@ -367,7 +438,9 @@ struct Evaluator {
 
   // The block tree's inputs of samples [first, first + count) from their observations.
   void fold(const Observation& obs, std::uint64_t count, double* out) const {
-    const int n_outputs = value_row(study.objectives.size());
+    const int width = objective_width();
+    const std::vector<int> offsets = value_offsets();
+    std::vector<double> rows(static_cast<std::size_t>(rows_per_sample()) * width);  // per Saltelli matrix
     std::size_t row = 0;
     auto put = [&](std::uint64_t i, double v) { out[row * count + i] = v; };
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -375,10 +448,11 @@ struct Evaluator {
       put(i, obs.status[i]), ++row;
       put(i, obs.n_events[i]), ++row;
       put(i, obs.n_events[i] != nominal_events ? 1.0 : 0.0), ++row;
-      for (int output = 0; output < n_outputs; ++output) put(i, obs.value(i, output)), ++row;
+      for (int r = 0; r < rows_per_sample(); ++r) objective_rows(obs, r * count + i, rows.data() + r * width);
+      for (int output = 0; output < width; ++output) put(i, rows[output]), ++row;
       if (study.sobol)
-        for (std::size_t o = 0; o < study.objectives.size(); ++o)
-          for (int r = 0; r < rows_per_sample(); ++r) put(i, obs.value(r * count + i, value_row(o))), ++row;
+        for (int offset : offsets)
+          for (int r = 0; r < rows_per_sample(); ++r) put(i, rows[r * width + offset]), ++row;
     }
   }
 };
@@ -492,10 +566,13 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
     plain_study.sobol = false;
     const Evaluator plain{model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
     const Observation obs = plain.observe(0, pilot);
-    for (int output = 0; output < obs.n_outputs; ++output) {
+    const int width = plain.objective_width();
+    std::vector<double> rows(static_cast<std::size_t>(pilot) * width);
+    for (std::uint64_t i = 0; i < pilot; ++i) plain.objective_rows(obs, i, rows.data() + i * width);
+    for (int output = 0; output < width; ++output) {
       double low = HUGE_VAL, high = -HUGE_VAL;
       for (std::uint64_t i = 0; i < pilot; ++i) {
-        const double v = obs.value(i, output);
+        const double v = rows[i * width + output];
         if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
       }
       ranges.push_back(padded_range(low, high, 64));
@@ -546,6 +623,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
   for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
   json objectives = json::array();
   for (const Objective& o : study.objectives) objectives.push_back(objective_json(o, info));
+  for (const UserObjective& u : study.user_objectives) objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
   std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
   result.header = {{"model", info.name},
                    {"config", info.config},

@@ -267,3 +267,35 @@ TEST(SweepCli, PerSampleSaltelliRowsInSalibLayout) {
   }
   fs::remove_all(dir);
 }
+
+TEST(Study, UserObjectiveByTheChainRule) {
+  namespace fs = std::filesystem;
+  const json study_json = ball_study(5000, false, false);
+  const io::ModelChoice choice = io::parse_model_choice(study_json);
+  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  sweep::Study study = sweep::parse_study(study_json, model.info());
+  const double c = 1.4;
+  study.user_objectives.push_back({"miss", {"t2"}, [c](const double* y, double* df_dy) {
+                                     df_dy[0] = 2.0 * (y[0] - c);
+                                     return (y[0] - c) * (y[0] - c);
+                                   }});
+  const fs::path dir = fs::temp_directory_path() / ("saltation_user_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  sweep::StudyRun run;
+  run.backend = Backend::Cpu;
+  run.per_sample_prefix = (dir / "samples").string();
+  const json s = sweep::summary_json(sweep::run_study(model, study, run));
+  // From the per-sample t2: L = (t2 - c)^2, and dL/de = 2 (t2 - c) dt2/de with dt2/de = 2 t1 = t2 / 1.3.
+  const std::vector<double> t2 = read_npy(dir / "samples_t2.npy");
+  ASSERT_EQ(t2.size(), 5000u);
+  double mean = 0.0, gradient = 0.0;
+  for (double t : t2) mean += (t - c) * (t - c) / t2.size(), gradient += 2.0 * (t - c) * t / 1.3 / t2.size();
+  const json& miss = s.at("objectives").at("miss");
+  EXPECT_NEAR(miss.at("mean").get<double>(), mean, 1e-12 * mean);
+  EXPECT_NEAR(miss.at("gradient").at("e").at("mean").get<double>(), gradient, 1e-9 * std::fabs(gradient));
+  EXPECT_EQ(miss.at("definition").at("user_inputs"), json::array({"t2"}));
+  // A user objective of a built-in one that does not exist is refused.
+  study.user_objectives.push_back({"bad", {"t3"}, study.user_objectives.front().f});
+  EXPECT_THROW(sweep::run_study(model, study, run), InvalidInput);
+  fs::remove_all(dir);
+}

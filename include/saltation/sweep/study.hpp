@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,22 @@ struct Objective {
   bool differentiable() const { return kind != ObjectiveKind::EventCount && kind != ObjectiveKind::StatusIs; }
 };
 
+// An objective of C++ code: L = f(y), y the values of the study's built-in objectives named in
+// `inputs`. Its gradient with respect to the design parameters comes by the chain rule,
+// dL/dtheta = sum_i df/dy_i dy_i/dtheta (when every input is differentiable); f writes df/dy_i
+// into df_dy (inputs.size() entries). Library only: a study file cannot hold code.
+struct UserObjective {
+  std::string name;
+  std::vector<std::string> inputs;
+  std::function<double(const double* y, double* df_dy)> f;
+};
+
 struct Study {
   io::ModelChoice model;
   Options options;                          // as for solve; mark_invalid_rows is always on
   std::vector<Distribution> parameters;     // one per model parameter, in order
   std::vector<Objective> objectives;
+  std::vector<UserObjective> user_objectives;  // after `objectives` in every summary
   std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
   std::uint64_t seed = 0;
   bool sobol = false;
