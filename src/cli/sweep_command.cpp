@@ -90,6 +90,12 @@ json provenance(const json& header, const sweep::StudyRun& run, Backend used, do
           {"wall_seconds", seconds}};
 }
 
+void create_output_folder(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw IoError(dir, "cannot create the output folder: " + error.message());
+}
+
 void write_outputs(const sweep::StudyResult& result, const std::string& dir, const json& prov, bool print) {
   json partial = sweep::result_to_json(result);
   partial["provenance"] = prov;
@@ -159,9 +165,7 @@ void run_sweep(const SweepArgs& a) {
   if (!a.shard.empty()) parse_shard(a.shard, run);
   if (a.optimize && (run.n_shards > 1 || a.per_sample))
     throw InvalidInput("optimize", -1, "runs many whole sweeps: --shard and --per-sample do not apply");
-  std::error_code error;
-  fs::create_directories(a.out, error);
-  if (error) throw IoError(a.out, "cannot create the output folder: " + error.message());
+  create_output_folder(a.out);
   if (a.per_sample)
     run.per_sample_prefix = (fs::path(a.out) / (run.n_shards > 1 ? "samples_shard" + std::to_string(run.shard) : "samples")).string();
   if (a.progress) run.progress = progress_line("sweep", "samples");
@@ -188,9 +192,7 @@ void run_merge(const std::vector<std::string>& dirs, const std::string& out) {
     }
   }
   const sweep::StudyResult whole = sweep::merge_results(shards);
-  std::error_code error;
-  fs::create_directories(out, error);
-  if (error) throw IoError(out, "cannot create the output folder: " + error.message());
+  create_output_folder(out);
   json prov = first_provenance.is_null() ? json::object() : first_provenance;
   prov["shard"] = "merged from " + std::to_string(dirs.size());
   prov["wall_seconds"] = seconds;  // the shards' wall times added up
