@@ -47,15 +47,16 @@ class InputSchema(BaseModel):
     probes: int = Field(default=3, ge=0, description="interior guard probes per step")
     backend: Literal["cpu", "cuda", "auto"] = Field(default="auto", description="where the solver runs")
 
+    # Also checks the shapes of abstract_eval's inputs (their arrays are ShapeDType there).
     @model_validator(mode="after")
     def _one_terrain_of_bounded_size(self):
-        K = len(self.bump_heights)
-        if len(self.bump_centers) != K or len(self.bump_widths) != K:
+        K, K_centers, K_widths = (field.shape[0] for field in (self.bump_heights, self.bump_centers, self.bump_widths))
+        if K_centers != K or K_widths != K:
             raise ValueError(
                 f"bump_heights, bump_centers and bump_widths must have one entry per bump; got "
-                f"{K}, {len(self.bump_centers)} and {len(self.bump_widths)}"
+                f"{K}, {K_centers} and {K_widths}"
             )
-        n = len(self.launch_velocity)
+        n = self.launch_velocity.shape[0]
         values = n * (STATE_SIZE + self.event_capacity * (1 + STATE_SIZE)) * (5 + 3 * K)
         if values > MAX_DERIVATIVE_VALUES:
             raise ValueError(
