@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -280,13 +281,17 @@ Study parse_study(const json& j, const ModelInfo& info) {
   if (seed < 0) throw InvalidInput("seed", -1, "must be >= 0");
   s.seed = static_cast<std::uint64_t>(seed);
   s.sobol = top.boolean("sobol", false);
+  s.sampling = top.choice("sampling", {"random", "scrambled_sobol"}, "random") == "random" ? Sampling::random
+                                                                                         : Sampling::scrambled_sobol;
+  if (s.sampling == Sampling::scrambled_sobol && s.samples > ScrambledSobol::max_points)
+    throw InvalidInput("samples", -1, "scrambled_sobol sampling has at most 2^32 points: use fewer samples or \"sampling\": \"random\"");
   s.sobol_resamples = top.integer("sobol_resamples", s.sobol_resamples);
   if (s.sobol_resamples < 0 || s.sobol_resamples > 10000)
     throw InvalidInput("sobol_resamples", -1, "must be in [0, 10000]");
   if (s.sobol && count_factors(s.parameters.data(), static_cast<std::uint32_t>(s.parameters.size())) == 0)
     throw InvalidInput("sobol", -1, "needs at least one sampled parameter");
   if (top.has("optimize")) top.raw("optimize");  // read by parse_robust_design (robust_design.hpp)
-  top.reject_unknown("a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples)");
+  top.reject_unknown("a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples, sampling)");
   return s;
 }
 
@@ -362,6 +367,32 @@ StudyAccumulator StudyAccumulator::from_json(const json& j) {
 
 namespace {
 
+// The parameter rows of a study: Philox draws, or scrambled Sobol' points over the factors (A's
+// in dimensions 0 .. k - 1, B's in k .. 2k - 1) with the Philox draw as their low bits. Matrix
+// saltelli_a of sample j is the plain Monte Carlo row j.
+class Sampler {
+ public:
+  explicit Sampler(const Study& study)
+      : study_(study), n_factors_(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size()))) {
+    if (study.sampling == Sampling::scrambled_sobol) sobol_.emplace(n_factors_ * (study.sobol ? 2 : 1), study.seed);
+  }
+  void row(std::uint64_t j, std::uint32_t matrix, double* theta) const {
+    const auto n_params = static_cast<std::uint32_t>(study_.parameters.size());
+    if (!sobol_) return saltelli_parameters(study_.parameters.data(), n_params, study_.seed, j, matrix, theta);
+    saltelli_row(study_.parameters.data(), n_params, matrix,
+                 [&](bool from_b, std::uint32_t factor, std::uint32_t p) {
+                   const Stream stream = from_b ? Stream::saltelli_b : Stream::monte_carlo;
+                   return sobol_->uniform(j, from_b ? n_factors_ + factor : factor, philox_bits(study_.seed, stream, j, p));
+                 },
+                 theta);
+  }
+
+ private:
+  const Study& study_;
+  std::uint32_t n_factors_;
+  std::optional<ScrambledSobol> sobol_;
+};
+
 // The rows of one chunk and what becomes of them: parameters drawn from the counter-based streams,
 // one observed solve (each trajectory reduced to its objectives on the fly), folded into the SoA
 // outputs the block tree consumes.
@@ -373,6 +404,7 @@ struct Evaluator {
   std::vector<int> design;
   int n_factors = 0;
   int nominal_events = 0;
+  Sampler sampler{study};
 
   int rows_per_sample() const { return study.sobol ? n_factors + 2 : 1; }
 
@@ -427,8 +459,7 @@ struct Evaluator {
     std::vector<double> theta(P);
     for (int r = 0; r < rows; ++r)
       for (std::uint64_t i = 0; i < count; ++i) {
-        saltelli_parameters(study.parameters.data(), static_cast<std::uint32_t>(P), study.seed, first + i,
-                            static_cast<std::uint32_t>(r), theta.data());
+        sampler.row(first + i, static_cast<std::uint32_t>(r), theta.data());
         for (int p = 0; p < P; ++p) batch.at(r * count + i, p) = theta[p];
       }
     std::vector<ObjectiveSpec> specs;
@@ -505,8 +536,7 @@ class PerSampleFiles {
     std::vector<double> theta(P), x, y;
     for (std::uint64_t i = 0; i < count; ++i)
       for (std::uint32_t r : order) {
-        saltelli_parameters(ev.study.parameters.data(), static_cast<std::uint32_t>(P), ev.study.seed, first + i, r,
-                            theta.data());
+        ev.sampler.row(first + i, r, theta.data());
         for (int p : factors_) x.push_back(theta[p]);
       }
     salib_[0]->append(x.data(), x.size());
@@ -605,7 +635,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
       Batch rows(count, info.P);
       std::vector<double> theta(info.P);
       for (std::uint64_t i = 0; i < count; ++i) {
-        sample_parameters(study.parameters.data(), static_cast<std::uint32_t>(info.P), study.seed, first + i, theta.data());
+        ev.sampler.row(first + i, saltelli_a, theta.data());
         for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
       }
       files->set_theta(rows);
@@ -635,6 +665,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
                    {"samples", study.samples},
                    {"seed", study.seed},
                    {"sobol", study.sobol},
+                   {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
                    {"block_size", study.block_size},
                    {"nominal", {{"theta", nominal_theta},
                                 {"status", status_name(static_cast<Status>(nominal.status[0]))},
@@ -673,7 +704,7 @@ json summary_json(const StudyResult& result) {
   const StudyAccumulator& acc = result.partial.total();
   const json& h = result.header;
   json summary = {{"model", h.at("model")},       {"config", h.at("config")},   {"samples", h.at("samples")},
-                  {"seed", h.at("seed")},         {"sobol", h.at("sobol")},     {"parameters", h.at("parameters")},
+                  {"seed", h.at("seed")},         {"sobol", h.at("sobol")},     {"sampling", h.at("sampling")}, {"parameters", h.at("parameters")},
                   {"nominal", h.at("nominal")},   {"options", h.at("options")}};
   // Statuses and event counts: the outcome histograms, which count every sample.
   const OutputSummary& outcomes = acc.outcomes();

@@ -47,11 +47,12 @@ SALTATION_HD inline std::uint32_t count_factors(const Distribution* distribution
   return n;
 }
 
-// theta of matrix `matrix` (saltelli_a, saltelli_b or saltelli_ab(i)) for base sample j. Factor i
-// is the i-th random parameter in parameter order.
-SALTATION_HD inline void saltelli_parameters(const Distribution* distributions, std::uint32_t n_params,
-                                             std::uint64_t seed, std::uint64_t j, std::uint32_t matrix,
-                                             double* theta) {
+// theta of matrix `matrix` (saltelli_a, saltelli_b or saltelli_ab(i)) of one base sample, with
+// factor i's uniform from uniform(from_b, i, p) (p its parameter index, from_b whether the matrix
+// takes that factor from B). Factor i is the i-th random parameter in parameter order.
+template <class Uniform>
+SALTATION_HD void saltelli_row(const Distribution* distributions, std::uint32_t n_params, std::uint32_t matrix,
+                               Uniform&& uniform, double* theta) {
   std::uint32_t factor = 0;
   for (std::uint32_t p = 0; p < n_params; ++p) {
     if (!distributions[p].is_random()) {
@@ -59,9 +60,20 @@ SALTATION_HD inline void saltelli_parameters(const Distribution* distributions, 
       continue;
     }
     const bool from_b = matrix == saltelli_b || matrix == saltelli_ab(factor);
-    theta[p] = draw_parameter(distributions[p], seed, from_b ? Stream::saltelli_b : Stream::monte_carlo, j, p);
+    theta[p] = distributions[p].from_uniform(uniform(from_b, factor, p));
     ++factor;
   }
+}
+
+// The same with the Philox uniforms: base sample j's slot p in stream monte_carlo (A) or saltelli_b.
+SALTATION_HD inline void saltelli_parameters(const Distribution* distributions, std::uint32_t n_params,
+                                             std::uint64_t seed, std::uint64_t j, std::uint32_t matrix,
+                                             double* theta) {
+  saltelli_row(distributions, n_params, matrix,
+               [&](bool from_b, std::uint32_t, std::uint32_t p) {
+                 return uniform01(seed, from_b ? Stream::saltelli_b : Stream::monte_carlo, j, p);
+               },
+               theta);
 }
 
 struct SobolIndices {

@@ -16,6 +16,7 @@
 #include "saltation/progress.hpp"
 #include "saltation/sweep/block_reduction.hpp"
 #include "saltation/sweep/distributions.hpp"
+#include "saltation/sweep/qmc.hpp"
 #include "saltation/sweep/sobol.hpp"
 #include "saltation/sweep/summary.hpp"
 
@@ -45,6 +46,11 @@ struct UserObjective {
   std::function<double(const double* y, double* df_dy)> f;
 };
 
+// Where the uniforms of the sampled parameters come from (docs/sweep.md): independent Philox draws,
+// or scrambled Sobol' points (qmc.hpp), which stratify the sample space and converge faster for
+// smooth objectives.
+enum class Sampling { random, scrambled_sobol };
+
 struct Study {
   io::ModelChoice model;
   Options options;                          // as for solve; mark_invalid_rows is always on
@@ -54,6 +60,7 @@ struct Study {
   std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
   std::uint64_t seed = 0;
   bool sobol = false;
+  Sampling sampling = Sampling::random;
   int sobol_resamples = 100;                // bootstrap replicates of the Sobol intervals
   std::uint64_t block_size = 4096;          // the reduction tree's leaves; part of the result
   std::uint64_t pilot_samples = 1024;       // samples 0 .. that fix the histogram ranges
