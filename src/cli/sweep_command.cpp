@@ -1,12 +1,16 @@
 // `saltation sweep` and `saltation merge`: a Monte Carlo study (docs/sweep.md) to DIR/summary.json,
 // and shard partials merged into the whole study's summary; `sweep --optimize`: robust design of the
 // study's design parameters, to DIR/optimization.json and the final design's DIR/summary.json.
-// Thin adapters over sweep/study.hpp and sweep/robust_design.hpp.
+// `sweep --mpi` (MPI builds): the same as one rank of an MPI job, over sweep/mpi.hpp.
+// Thin adapters over sweep/study.hpp, sweep/robust_design.hpp and sweep/mpi.hpp.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +24,10 @@
 #include "saltation/sweep/robust_design.hpp"
 #include "saltation/sweep/study.hpp"
 #include "saltation/version.hpp"
+#ifdef SALTATION_HAVE_MPI
+#include "cli/exit_codes.hpp"
+#include "sweep/mpi.hpp"
+#endif
 
 namespace saltation::cli {
 namespace {
@@ -31,7 +39,17 @@ struct SweepArgs {
   std::string study, out = "sweep", backend, shard, memory_budget;
   long long samples = 0, seed = -1;
   int threads = -1;
-  bool per_sample = false, progress = false, optimize = false;
+  bool per_sample = false, progress = false, optimize = false, mpi = false;
+};
+
+// What a run of the command starts from: the study as read, its model and how it runs.
+struct SweepSetup {
+  json request;
+  AnyModel model;
+  sweep::Study study;
+  sweep::StudyRun run;
+  Backend used = Backend::Cpu;
+  sweep::RobustDesignSettings settings;  // --optimize
 };
 
 void parse_shard(const std::string& text, sweep::StudyRun& run) {
@@ -83,11 +101,14 @@ std::string summary_text(const json& s, const std::string& dir) {
   return t.str();
 }
 
-json provenance(const json& header, const sweep::StudyRun& run, Backend used, double seconds) {
-  return {{"version", version()},         {"git_hash", git_hash()},    {"backend", backend_name(used)},
-          {"seed", header.at("seed")},    {"samples", header.at("samples")}, {"options", header.at("options")},
-          {"shard", std::to_string(run.shard) + "/" + std::to_string(run.n_shards)},
-          {"wall_seconds", seconds}};
+// mpi_ranks: the ranks of an MPI run (0: not one).
+json provenance(const json& header, const sweep::StudyRun& run, Backend used, double seconds, int mpi_ranks = 0) {
+  json p = {{"version", version()},         {"git_hash", git_hash()},    {"backend", backend_name(used)},
+            {"seed", header.at("seed")},    {"samples", header.at("samples")}, {"options", header.at("options")},
+            {"shard", std::to_string(run.shard) + "/" + std::to_string(run.n_shards)},
+            {"wall_seconds", seconds}};
+  if (mpi_ranks > 0) p["mpi_ranks"] = mpi_ranks;
+  return p;
 }
 
 void create_output_folder(const std::string& dir) {
@@ -120,64 +141,145 @@ std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::
   return t.str();
 }
 
-// --optimize: iterations as they are accepted, then the final design, DIR/optimization.json and the
-// final design's summary.
-void run_optimization(const json& request, const AnyModel& model, const sweep::Study& study, const sweep::StudyRun& run,
-                      Backend used, const std::string& out) {
-  const sweep::RobustDesignSettings settings = sweep::parse_robust_design(request, study, model.info());
+// --optimize: what is minimised, then iterations as they are accepted (print_iterate), then
+// report_optimization: the final design, DIR/optimization.json and the final design's summary.
+std::vector<std::string> design_names(const SweepSetup& s) {
   std::vector<std::string> names;
-  for (int p : study.design_parameters()) names.push_back(model.info().param_names[p]);
-  std::cout << "saltation sweep --optimize: minimising E[" << study.objectives[settings.objective].name << "]";
-  if (settings.lambda > 0) std::cout << " + " << fixed(settings.lambda) << " sd";
-  std::cout << " over " << names.size() << " design parameters, " << study.samples << " samples per sweep (seed "
-            << study.seed << ")\n";
-  const auto start = std::chrono::steady_clock::now();
-  const sweep::RobustDesignResult result = sweep::optimize_design(
-      model, study, settings, run, [&](const sweep::DesignIterate& it) { std::cout << iterate_text(it, names) << std::flush; });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int p : s.study.design_parameters()) names.push_back(s.model.info().param_names[p]);
+  return names;
+}
+
+void announce_optimization(const SweepSetup& s) {
+  std::cout << "saltation sweep --optimize: minimising E[" << s.study.objectives[s.settings.objective].name << "]";
+  if (s.settings.lambda > 0) std::cout << " + " << fixed(s.settings.lambda) << " sd";
+  std::cout << " over " << design_names(s).size() << " design parameters, " << s.study.samples
+            << " samples per sweep (seed " << s.study.seed << ")\n";
+}
+
+sweep::DesignProgress print_iterate(const SweepSetup& s) {
+  return [names = design_names(s)](const sweep::DesignIterate& it) { std::cout << iterate_text(it, names) << std::flush; };
+}
+
+void report_optimization(const SweepSetup& s, const sweep::RobustDesignResult& result, double seconds,
+                         const std::string& out, int mpi_ranks) {
+  const std::vector<std::string> names = design_names(s);
   const sweep::DesignIterate& last = result.history.back();
   std::cout << "  " << sweep::outcome_name(result.outcome) << " after " << last.iteration << " iterations, "
             << result.evaluations << " sweeps" << (result.message.empty() ? "" : " (" + result.message + ")")
             << "\n  final design:";
   for (std::size_t d = 0; d < names.size(); ++d) std::cout << " " << names[d] << "=" << fixed(last.point.design[d]);
   std::cout << "\n";
-  const json prov = provenance(result.final_study.header, run, used, seconds);
-  json optimization = sweep::optimization_json(result, settings, study);
+  const json prov = provenance(result.final_study.header, s.run, s.used, seconds, mpi_ranks);
+  json optimization = sweep::optimization_json(result, s.settings, s.study);
   optimization["provenance"] = prov;
   io::write_file_atomically((fs::path(out) / "optimization.json").string(), optimization.dump(1) + "\n");
   std::cout << "  history: " << (fs::path(out) / "optimization.json").string() << "\n";
   write_outputs(result.final_study, out, prov, true);
 }
 
-void run_sweep(const SweepArgs& a) {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Reads the study and the arguments (nothing is written). per_sample_prefix and progress are the
+// caller's: they differ between a process and a rank.
+SweepSetup prepare_sweep(const SweepArgs& a) {
   json request = io::read_json_file(a.study);
   if (a.samples > 0) request["samples"] = a.samples;
   if (a.seed >= 0) request["seed"] = a.seed;
   const io::ModelChoice choice = io::parse_model_choice(request);
-  const AnyModel model = configure_builtin_model(choice.name, choice.config);
-  sweep::Study study = sweep::parse_study(request, model.info());
-  if (a.threads >= 0) study.options.threads = a.threads;
-  sweep::StudyRun run;
-  if (!a.backend.empty()) run.backend = parse_backend(a.backend);
-  const Backend used = resolve_backend(run.backend);
-  run.backend = used;
-  if (!a.memory_budget.empty()) run.memory_budget = parse_bytes(a.memory_budget);
-  if (!a.shard.empty()) parse_shard(a.shard, run);
-  if (a.optimize && (run.n_shards > 1 || a.per_sample))
+  SweepSetup s{std::move(request), configure_builtin_model(choice.name, choice.config)};
+  s.study = sweep::parse_study(s.request, s.model.info());
+  if (a.threads >= 0) s.study.options.threads = a.threads;
+  if (!a.backend.empty()) s.run.backend = parse_backend(a.backend);
+  s.used = resolve_backend(s.run.backend);
+  s.run.backend = s.used;
+  if (!a.memory_budget.empty()) s.run.memory_budget = parse_bytes(a.memory_budget);
+  if (!a.shard.empty()) parse_shard(a.shard, s.run);
+  if (a.optimize && (s.run.n_shards > 1 || a.per_sample))
     throw InvalidInput("optimize", -1, "runs many whole sweeps: --shard and --per-sample do not apply");
+  if (a.optimize) s.settings = sweep::parse_robust_design(s.request, s.study, s.model.info());
+  return s;
+}
+
+void run_sweep(const SweepArgs& a) {
+  SweepSetup s = prepare_sweep(a);
   create_output_folder(a.out);
   if (a.per_sample)
-    run.per_sample_prefix = (fs::path(a.out) / (run.n_shards > 1 ? "samples_shard" + std::to_string(run.shard) : "samples")).string();
-  if (a.progress) run.progress = progress_line("sweep", "samples");
-  if (a.optimize) return run_optimization(request, model, study, run, used, a.out);
+    s.run.per_sample_prefix =
+        (fs::path(a.out) / (s.run.n_shards > 1 ? "samples_shard" + std::to_string(s.run.shard) : "samples")).string();
+  if (a.progress) s.run.progress = progress_line("sweep", "samples");
   const auto start = std::chrono::steady_clock::now();
-  const sweep::StudyResult result = sweep::run_study(model, study, run);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_outputs(result, a.out, provenance(result.header, run, used, seconds), true);
+  if (a.optimize) {
+    announce_optimization(s);
+    const sweep::RobustDesignResult result = sweep::optimize_design(s.model, s.study, s.settings, s.run, print_iterate(s));
+    return report_optimization(s, result, seconds_since(start), a.out, 0);
+  }
+  const sweep::StudyResult result = sweep::run_study(s.model, s.study, s.run);
+  write_outputs(result, a.out, provenance(result.header, s.run, s.used, seconds_since(start)), true);
   if (!result.partial.complete())
-    std::cout << "saltation sweep: shard " << run.shard << "/" << run.n_shards << " written to "
+    std::cout << "saltation sweep: shard " << s.run.shard << "/" << s.run.n_shards << " written to "
               << (fs::path(a.out) / "partial.json").string() << "; combine the shards with saltation merge\n";
 }
+
+#ifdef SALTATION_HAVE_MPI
+int exit_code(const sweep::mpi::RankFailure& f) {
+  switch (f.kind) {
+    case sweep::mpi::FailureKind::InvalidInput: return kExitInvalidInput;
+    case sweep::mpi::FailureKind::Io: return kExitIo;
+    case sweep::mpi::FailureKind::Cuda: return kExitCuda;
+    case sweep::mpi::FailureKind::Interrupted: return 128 + f.signal;
+    case sweep::mpi::FailureKind::Internal: return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+// --mpi: this process is one rank of an MPI job (docs/scale-out.md). Every rank reads the study;
+// rank 0 alone prints and writes. When any rank fails, rank 0 prints every failed rank's message
+// and all ranks exit with the exit code of the lowest failed rank's error, having written nothing:
+// they leave here rather than through main's handlers, which would repeat the message per rank.
+void run_sweep_on_ranks(const SweepArgs& a) {
+  sweep::mpi::Session session(nullptr, nullptr);
+  const bool root = session.rank() == 0;
+  const int ranks = session.size();
+  try {
+    std::optional<SweepSetup> setup;
+    sweep::mpi::agree(session, [&] {
+      if (!a.shard.empty()) throw InvalidInput("shard", -1, "--mpi gives each rank its slice: --shard does not apply");
+      setup = prepare_sweep(a);
+      SweepSetup& s = *setup;
+      if (s.used == Backend::Cuda) sweep::mpi::select_device(session);
+      create_output_folder(a.out);
+      if (a.per_sample) s.run.per_sample_prefix = (fs::path(a.out) / "samples").string();
+      if (a.progress && root) s.run.progress = progress_line("sweep", "samples (rank 0)");
+    });
+    const SweepSetup& s = *setup;
+    const auto start = std::chrono::steady_clock::now();
+    if (a.optimize) {
+      if (root) announce_optimization(s);
+      const sweep::RobustDesignResult result = sweep::mpi::optimize_design_on_ranks(
+          session, s.model, s.study, s.settings, s.run, root ? print_iterate(s) : sweep::DesignProgress{});
+      const double seconds = seconds_since(start);
+      sweep::mpi::agree(session, [&] {
+        if (root) report_optimization(s, result, seconds, a.out, ranks);
+      });
+      return;
+    }
+    const sweep::StudyResult result = sweep::mpi::run_study_on_ranks(session, s.model, s.study, s.run);
+    const double seconds = seconds_since(start);
+    sweep::mpi::agree(session, [&] {
+      if (root) write_outputs(result, a.out, provenance(result.header, s.run, s.used, seconds, ranks), true);
+    });
+  } catch (const sweep::mpi::RanksFailed& failed) {
+    if (root)
+      for (const sweep::mpi::RankFailure& f : failed.failures())
+        std::cerr << "saltation: rank " << f.rank << ": " << f.message << "\n";
+    std::cout.flush();
+    session.finalize();
+    std::exit(exit_code(failed.first()));
+  }
+}
+#endif
 
 void run_merge(const std::vector<std::string>& dirs, const std::string& out) {
   std::vector<sweep::StudyResult> shards;
@@ -217,7 +319,17 @@ void add_sweep_commands(CLI::App& app) {
   cmd->add_flag("--progress", a->progress, "Progress with rate and time left on standard error");
   cmd->add_flag("--optimize", a->optimize,
                 "Robust design: minimise the study's \"optimize\" objective over its design parameters (docs/sweep.md)");
-  cmd->callback([a] { run_sweep(*a); });
+  cmd->add_flag("--mpi", a->mpi,
+                "Run as one rank of an MPI job (mpirun, srun): each rank a slice of the samples, rank 0 writes "
+                "(docs/scale-out.md)");
+  cmd->callback([a] {
+    if (!a->mpi) return run_sweep(*a);
+#ifdef SALTATION_HAVE_MPI
+    run_sweep_on_ranks(*a);
+#else
+    throw InvalidInput("mpi", -1, "this build has no MPI: configure with -DSALTATION_ENABLE_MPI=ON (docs/scale-out.md)");
+#endif
+  });
 
   auto dirs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>("merged");

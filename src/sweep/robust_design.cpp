@@ -64,9 +64,9 @@ void check_settings(const RobustDesignSettings& s, const Study& study, const Mod
 // F = mean + lambda sd at one design, from the sweep there.
 class DesignObjective {
  public:
-  DesignObjective(const AnyModel& model, const Study& study, const RobustDesignSettings& settings,
-                  const StudyRun& run, const DesignProgress& on_iterate)
-      : model_(model), study_(study), settings_(settings), run_(run), on_iterate_(on_iterate),
+  DesignObjective(const Study& study, const RobustDesignSettings& settings, const StudySweep& sweep,
+                  const DesignProgress& on_iterate)
+      : study_(study), settings_(settings), sweep_(sweep), on_iterate_(on_iterate),
         design_(study.design_parameters()) {
     // Sobol indices are not part of F; the final design gets them from one more sweep.
     study_.sobol = false;
@@ -129,7 +129,7 @@ class DesignObjective {
     for (std::size_t d = 0; d < design_.size(); ++d) at.parameters[design_[d]] = Distribution::design(design[d]);
     Evaluation e;
     try {
-      e.study = run_study(model_, at, run_);
+      e.study = sweep_(at);
     } catch (...) {
       throw EvaluationStopped{std::current_exception(), ""};
     }
@@ -163,10 +163,9 @@ class DesignObjective {
     return e;
   }
 
-  const AnyModel& model_;
   Study study_;
   const RobustDesignSettings& settings_;
-  const StudyRun& run_;
+  const StudySweep& sweep_;
   const DesignProgress& on_iterate_;
   const std::vector<int> design_;
   Evaluation last_, accepted_, best_trial_;  // best_trial_: the lowest F since the last accepted iterate
@@ -207,11 +206,17 @@ const char* outcome_name(DesignOutcome o) {
 
 RobustDesignResult optimize_design(const AnyModel& model, const Study& study, const RobustDesignSettings& settings,
                                    const StudyRun& run, const DesignProgress& on_iterate) {
-  const ModelInfo& info = model.info();
-  check_settings(settings, study, info);
   if (run.n_shards != 1) throw InvalidInput("shard", -1, "robust design needs the whole study, not a shard");
   if (!run.per_sample_prefix.empty())
     throw InvalidInput("per_sample", -1, "robust design runs many sweeps; per-sample files do not apply");
+  const StudySweep sweep = [&](const Study& at) { return run_study(model, at, run); };
+  return optimize_design(model, study, settings, sweep, on_iterate);
+}
+
+RobustDesignResult optimize_design(const AnyModel& model, const Study& study, const RobustDesignSettings& settings,
+                                   const StudySweep& sweep, const DesignProgress& on_iterate) {
+  const ModelInfo& info = model.info();
+  check_settings(settings, study, info);
   const std::vector<int> design = study.design_parameters();
   const int n = static_cast<int>(design.size());
 
@@ -222,8 +227,12 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
   param.max_linesearch = settings.max_linesearch;
   param.past = 0;  // no stop on a small change of F: convergence is the projected gradient's alone
 
-  DesignObjective objective(model, study, settings, run, on_iterate);
-  objective.start();
+  DesignObjective objective(study, settings, sweep, on_iterate);
+  try {
+    objective.start();
+  } catch (const EvaluationStopped& e) {
+    std::rethrow_exception(e.error);  // the first sweep failed: the caller's error, as it was thrown
+  }
   RobustDesignResult result;
   for (int p : design) result.design_names.push_back(info.param_names[p]);
   const Eigen::VectorXd lower = Eigen::Map<const Eigen::VectorXd>(settings.lower.data(), n);
@@ -275,7 +284,7 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
     Study final_design = study;
     const DesignPoint& last = result.history.back().point;
     for (int d = 0; d < n; ++d) final_design.parameters[design[d]] = Distribution::design(last.design[d]);
-    result.final_study = run_study(model, final_design, run);
+    result.final_study = sweep(final_design);
   } else {
     result.final_study = std::move(objective.accepted_study());
   }

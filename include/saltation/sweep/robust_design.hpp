@@ -78,6 +78,14 @@ using DesignProgress = std::function<void(const DesignIterate&)>;
 RobustDesignResult optimize_design(const AnyModel& model, const Study& study, const RobustDesignSettings& settings,
                                    const StudyRun& run, const DesignProgress& on_iterate = {});
 
+// One whole sweep of a study, returning its complete result: run_study in this process, or the
+// sweep spread over MPI ranks (src/sweep/mpi.hpp). The studies it is given differ from the one passed
+// to optimize_design only in the values of the design parameters and in the sobol flag.
+using StudySweep = std::function<StudyResult(const Study&)>;
+// The same, with every evaluation of F (and the final design's sweep) run by `sweep`.
+RobustDesignResult optimize_design(const AnyModel& model, const Study& study, const RobustDesignSettings& settings,
+                                   const StudySweep& sweep, const DesignProgress& on_iterate = {});
+
 // The study's "optimize" block (docs/sweep.md): {"objective": NAME, "lambda": 0.0,
 // "bounds": {"PARAM": [low, high], ...}, "max_iterations": 30, "gradient_tolerance": 1e-6,
 // "relative_gradient_tolerance": 1e-6}. Throws InvalidInput naming the key; the block is required.
