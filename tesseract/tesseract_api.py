@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 import saltation
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, FiniteFloat, model_validator
 
 from tesseract_core.runtime import Array, Differentiable, Float64, Int32, ShapeDType
 
@@ -35,15 +35,15 @@ class InputSchema(BaseModel):
     bump_heights: Differentiable[Array[(None,), Float64]] = Field(description="a_k of the K bumps")
     bump_centers: Differentiable[Array[(None,), Float64]] = Field(description="b_k of the K bumps")
     bump_widths: Differentiable[Array[(None,), Float64]] = Field(description="w_k > 0 of the K bumps")
-    x0: float = Field(default=0.0, description="launch point x (model constant)")
-    y0: float = Field(default=1.0, description="launch point y, on or above the terrain")
-    gravity: float = Field(default=9.81, description="gravitational acceleration g")
-    t_final: float = Field(default=3.0, description="integrate over [0, t_final]")
-    dt: float = Field(default=1e-3, description="fixed RK4 step")
+    x0: FiniteFloat = Field(default=0.0, description="launch point x (model constant)")
+    y0: FiniteFloat = Field(default=1.0, description="launch point y, on or above the terrain")
+    gravity: FiniteFloat = Field(default=9.81, description="gravitational acceleration g")
+    t_final: FiniteFloat = Field(default=3.0, description="integrate over [0, t_final]")
+    dt: FiniteFloat = Field(default=1e-3, description="fixed RK4 step")
     event_capacity: int = Field(
         default=4, ge=1, description="impacts recorded (C); the next one ends the trajectory with status 1"
     )
-    v_stop: float = Field(default=0.0, description="settle (status 2) below this normal impact speed; 0: off")
+    v_stop: FiniteFloat = Field(default=0.0, description="settle (status 2) below this normal impact speed; 0: off")
     probes: int = Field(default=3, ge=0, description="interior guard probes per step")
     backend: Literal["cpu", "cuda", "auto"] = Field(default="auto", description="where the solver runs")
 
@@ -103,6 +103,7 @@ PARAMETER_FIELDS = {
     "vx0": "launch_velocity", "vy0": "launch_velocity", "c": "drag", "e": "restitution", "mu": "friction",
     "a": "bump_heights", "b": "bump_centers", "w": "bump_widths",
     "config.x0": "x0", "config.y0": "y0", "config.g": "gravity", "config.bumps": "bump_heights",
+    "initial state": "y0",  # the launch point is below the terrain
 }
 
 
