@@ -31,6 +31,7 @@ struct Args {
   int probes = 3;           // fixed-step tools: interior guard probes per step
   double time_tol = 1e-12;  // fixed-step tools: event-time bracket width of the bisection
   double rtol = 1e-10;      // adaptive tools (atol = rtol)
+  int threads = 1;          // saltation only: the CPU driver's threads
   std::string out;          // the JSON record
 };
 
@@ -51,6 +52,7 @@ inline Args parse_args(int argc, char** argv) {
     else if (key == "--probes") a.probes = std::stoi(v);
     else if (key == "--time-tol") a.time_tol = std::stod(v);
     else if (key == "--rtol") a.rtol = std::stod(v);
+    else if (key == "--threads") a.threads = std::stoi(v);
     else if (key == "--out") a.out = v;
     else throw std::invalid_argument("unknown option " + key);
   }

@@ -1,5 +1,5 @@
-// saltation itself on the peers' rows: saltation::solve (CPU backend, one thread) at the given dt,
-// probes and time_tol, timed over all rows; the record also carries the rows (theta) that the
+// saltation itself on the peers' rows: saltation::solve (CPU backend, one thread unless --threads)
+// at the given dt, probes and time_tol, timed over all rows; the record also carries the rows (theta) that the
 // Python peers of bench/peers/run.py integrate.
 #include <string>
 #include <vector>
@@ -18,6 +18,7 @@ struct Saltation {
     o.dt = args.dt;
     o.probes = args.probes;
     o.time_tol = args.time_tol;
+    o.threads = args.threads;
     saltation::Result r;
     const std::vector<double> seconds =
         peers::timed_runs(args, [&] { r = saltation::solve(model, batch, o, saltation::Backend::Cpu); });
@@ -39,7 +40,8 @@ struct Saltation {
           for (int p = 0; p < P; ++p) row.dqf.push_back(r.dqf[r.view().dqf_at(k, p, i)]);
       for (int p = 0; p < P; ++p) theta[i][p] = batch.at(i, p);
     }
-    const std::string setting = "dt=" + std::to_string(args.dt) + " probes=" + std::to_string(args.probes);
+    const std::string setting = "dt=" + std::to_string(args.dt) + " probes=" + std::to_string(args.probes) +
+                                " threads=" + std::to_string(args.threads);
     nlohmann::json j = peers::record(args, "saltation", setting, rows, seconds);
     j["theta"] = theta;
     j["dt"] = args.dt;
