@@ -215,6 +215,17 @@ def write_markdown(path, result):
         ts = result["thread_scaling"]
         lines += ["", f"Thread scaling ({ts['what']}): 2 threads / 1 thread speed-up {ts['speedup_median']:.2f} "
                       f"(median of paired rounds; {ts['speedup_min']:.2f}-{ts['speedup_max']:.2f})."]
+    if result["disks"]:
+        d = result["disks"]
+        lines += ["", f"## Disks ({d['what']}; CPU {d['cpu_affinity']})", "",
+                  "| tool | time median (rounds) | per system | peer / saltation | loss rel err | gradient rel err |",
+                  "|---|---|---|---|---|---|"]
+        for tool, t in d["tools"].items():
+            lines.append(f"| {tool} | {t['median_s'] * 1e3:.1f} ms ({', '.join(f'{x * 1e3:.1f}' for x in t['seconds'])}) | "
+                         f"{t['median_s'] / d['systems'] * 1e6:.2f} us | {t['over_saltation']:.2f} | {t['loss_rel_err']:.1e} | "
+                         f"{t['grad_rel_err']:.1e} |")
+        if d["missing"]:
+            lines.append("Disk peers not measured: " + "; ".join(f"{t}: {why}" for t, why in d["missing"].items()))
     lines += ["", "Peers not measured: " + ("; ".join(f"{t}: {why}" for t, why in result["missing"].items()) or "none"), ""]
     lines += ["## Matched accuracy (fastest point of each tool reaching the level; ratio = peer time / saltation time, "
               "above 1 means saltation is faster)", "",
@@ -283,8 +294,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a short sweep (a smoke test of the runner)")
     ap.add_argument("--scaling-rows", type=int, default=10000,
                     help="rows of the 1- vs 2-thread saltation timing (K = 3, dt = 1e-3, forward; 0: skip)")
+    ap.add_argument("--disk-systems", type=int, default=10000,
+                    help="systems of the disk comparison against JAX and Warp (disk_peers.py; 0: skip)")
     ap.add_argument("--out", default="bench/results/peers", help="output folder")
     args = ap.parse_args()
+
+    # Every tool runs on the same one core (the processes and threads started from here inherit
+    # it); only the 2-thread run of the scaling check gets both.
+    all_cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {all_cpus[0]})
 
     peers, missing = find_peers(args.build)
     if "saltation" not in peers:
@@ -322,9 +340,19 @@ def main():
             p["rows_out"] = rows
         for threads in sorted(scaling, reverse=r % 2 == 1):
             salt = peers["saltation"]
-            rec = salt.record(salt.command(3, args.scaling_rows, (1e-3, 3), False, threads=threads))
+            cpus = ",".join(map(str, all_cpus[:threads]))
+            rec = salt.record(["taskset", "-c", cpus] + salt.command(3, args.scaling_rows, (1e-3, 3), False, threads=threads))
             scaling[threads].append(rec["seconds"][0])
         print(f"round {r + 1}/{args.rounds} done", flush=True)
+
+    disks = None
+    if args.disk_systems > 0:
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "disk_peers.py"),
+                            "--binary", os.path.join(args.build, "bench", "peers", "peer_disks"),
+                            "--systems", str(args.disk_systems), "--rounds", str(args.rounds), "--out", f.name],
+                           check=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+            disks = json.load(open(f.name))
 
     out_points = []
     for p in points:
@@ -344,9 +372,8 @@ def main():
                               "with sensitivities", "check": {str(K): c for K, c in ref_check.items()}},
         "missing": missing,
         "thread_scaling": thread_scaling(scaling, args.scaling_rows),
-        "not_measured": {"disks (seed 002) against JAX jit + vmap and NVIDIA Warp":
-                         "not implemented in this runner (bench/README.md, Peers)",
-                         "scipy with sensitivities": "not implemented (forward only)",
+        "disks": disks,
+        "not_measured": {"scipy with sensitivities": "not implemented (forward only)",
                          "Boost.Odeint with sensitivities": "not implemented (forward only)"},
         "points": out_points,
         "matched_accuracy": [m for K in args.K for sens in (False, True) for m in matched_accuracy(out_points, K, sens)],
