@@ -16,6 +16,7 @@ unless --url names one.
 import argparse
 import base64
 import json
+import os
 import platform
 import statistics
 import sys
@@ -103,7 +104,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--encodings", nargs="+", default=["json+base64"], choices=["json+base64", "json"])
     args = parser.parse_args()
-    print(f"machine: {platform.node()}, {platform.processor() or platform.machine()}, Python "
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"machine: {platform.node()}, {os.cpu_count()} cores, load average {load}, Python "
           f"{platform.python_version()}, saltation {saltation.__version__}; backend {EXAMPLE['backend']}, "
           f"terrain ball K = 3, t_final {EXAMPLE['t_final']}, dt {EXAMPLE['dt']}, "
           f"event_capacity {EXAMPLE['event_capacity']}; median of {args.repeats} calls")

@@ -122,6 +122,11 @@ def _input_location(parameter: str, row: int) -> tuple:
     return ("inputs", field)
 
 
+def _refuse(location: tuple, message: str):
+    """A validation error naming ``location`` in the request: HTTP 422, like the schema's own."""
+    raise RequestValidationError([{"type": "value_error", "loc": ("body", *location), "msg": message}])
+
+
 def _theta(inputs: InputSchema) -> np.ndarray:
     n = len(inputs.launch_velocity)
     K = len(inputs.bump_heights)
@@ -148,13 +153,11 @@ def _solve(inputs: InputSchema, sensitivities: bool) -> saltation.Result:
             probes=inputs.probes,
         )
     except saltation.InvalidInput as error:
-        location = ("body", *_input_location(error.parameter, error.row))
-        raise RequestValidationError([{"type": "value_error", "loc": location, "msg": str(error)}]) from None
+        _refuse(_input_location(error.parameter, error.row), str(error))
     except saltation.CudaError as error:
         if inputs.backend != "cuda" or saltation.cuda_device_available():
             raise
-        location = ("body", "inputs", "backend")
-        raise RequestValidationError([{"type": "value_error", "loc": location, "msg": str(error)}]) from None
+        _refuse(("inputs", "backend"), str(error))
 
 
 def _impact_slots(y: np.ndarray, n: int, C: int) -> dict:
@@ -225,8 +228,16 @@ def vector_jacobian_product(inputs: InputSchema, vjp_inputs: set, vjp_outputs: s
 
 
 def jacobian(inputs: InputSchema, jac_inputs: set, jac_outputs: set):
+    n, C, K = len(inputs.launch_velocity), inputs.event_capacity, len(inputs.bump_heights)
+    # Dense blocks (*output shape, *input shape); launch_velocity's is n x n block diagonal.
+    output_sizes = {"qf": n * STATE_SIZE, "impact_times": n * C, "impact_points": n * C * 2}
+    input_sizes = {"launch_velocity": 2 * n, "drag": 1, "restitution": 1, "friction": 1,
+                   "bump_heights": K, "bump_centers": K, "bump_widths": K}
+    values = sum(output_sizes[o] for o in jac_outputs) * sum(input_sizes[i] for i in jac_inputs)
+    if values > MAX_DERIVATIVE_VALUES:
+        _refuse(("jac_inputs",), f"the Jacobian would hold {values} values, above this server's limit of "
+                f"{MAX_DERIVATIVE_VALUES}; ask for jacobian_vector_product or vector_jacobian_product, or fewer launches")
     r = _solve(inputs, sensitivities=True)
-    n = len(r)
     blocks = _impact_slots(np.asarray(r.jacobian()), n, r.event_times.shape[1])  # (n, *output, P)
     result = {}
     for key in jac_outputs:

@@ -5,7 +5,7 @@ impact points, sampled by NumPyro's NUTS with every gradient through the served 
 The observations are made here: three launches over the example terrain solved at the true
 (e, mu), their first `--impacts` impact points (x and y) perturbed by Gaussian noise of `--noise`.
 
-    python examples/python/posterior_nuts.py --url http://127.0.0.1:8000 [--samples 200 --warmup 200]
+    python examples/python/posterior_nuts.py --url http://127.0.0.1:8000 [--samples 100 --warmup 100]
 """
 
 import jax
@@ -23,9 +23,9 @@ LAUNCHES = jnp.array([[1.5, 0.5], [0.9, 1.0], [1.2, 0.3]])
 
 def main():
     parser = argument_parser(__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--max-tree-depth", type=int, default=6)
+    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--max-tree-depth", type=int, default=4)
     parser.add_argument("--true", type=float, nargs=2, default=(0.8, 0.15), metavar=("E", "MU"))
     parser.add_argument("--noise", type=float, default=0.01, help="sd of the observation noise")
     parser.add_argument("--impacts", type=int, default=3, help="impacts observed per launch")

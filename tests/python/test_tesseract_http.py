@@ -262,6 +262,10 @@ def test_oversized_and_malformed_requests_are_refused_and_the_server_stays_up(ur
     too_many = inputs(launch_velocity=encode_base64(np.ones((3_000_000, 2))), event_capacity=16)
     response = post(url, "apply", too_many)
     assert response.status_code == 422 and "split the batch" in response.text
+    dense = post(url, "jacobian", {**inputs(launch_velocity=encode_base64(np.ones((6000, 2)))),
+                                   "jac_inputs": ["launch_velocity"], "jac_outputs": ["qf"]})
+    assert dense.status_code == 422 and "jacobian_vector_product" in dense.text
+    assert dense.json()["detail"][0]["loc"] == ["body", "jac_inputs"]
     response = requests.post(f"{url}/apply", data=b'{"inputs": {', headers={"Content-Type": "application/json"},
                              timeout=TIMEOUT)
     assert response.status_code == 422
