@@ -16,9 +16,10 @@ import json
 import os
 import subprocess
 import tempfile
-import time
 
 import numpy as np
+
+from python_peers import timed
 
 RADIUS, DT, FRAMES, STRIDE = 0.5, 0.002, 80, 5
 
@@ -84,10 +85,8 @@ class Jax:
     def run(self, log_k):
         import jax
 
-        start = time.perf_counter()
-        value, grad = self.fn(log_k, self.speeds, self.observed)
-        jax.block_until_ready((value, grad))
-        return np.asarray(value), np.asarray(grad), time.perf_counter() - start
+        (value, grad), seconds = timed(lambda: jax.block_until_ready(self.fn(log_k, self.speeds, self.observed)))
+        return np.asarray(value), np.asarray(grad), seconds
 
 
 class Warp:
@@ -176,11 +175,13 @@ class Warp:
     def run(self, log_k):
         wp = self.wp
         lk = wp.array(log_k, dtype=wp.float64, device="cpu")
-        start = time.perf_counter()
-        wp.launch(self.kernel, dim=len(log_k), inputs=[self.speeds, lk, self.observed, self.loss, self.grad],
-                  device="cpu")
-        wp.synchronize_device("cpu")
-        seconds = time.perf_counter() - start
+
+        def launch():
+            wp.launch(self.kernel, dim=len(log_k), inputs=[self.speeds, lk, self.observed, self.loss, self.grad],
+                      device="cpu")
+            wp.synchronize_device("cpu")
+
+        _, seconds = timed(launch)
         return self.loss.numpy().copy(), self.grad.numpy().copy(), seconds
 
 
