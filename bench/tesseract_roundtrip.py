@@ -8,7 +8,10 @@ around it with a fixed seed), times
     json+base64 (plain json too with --encodings json+base64 json),
 and reports the median wall time of --repeats calls each (after one warm-up call), and the
 overhead of the round trip over the in-process work. A server is started on a free loopback port
-unless --url names one.
+unless --url names one. Then, for one launch, where a request's time goes on the server side:
+the runtime's /apply endpoint called in process (schema validation of the request and of the
+outputs around apply), inside the run folder and profiler the server opens per request, and the
+json+base64 encoding of the response.
 
     .venv/bin/python bench/tesseract_roundtrip.py [--sizes 1 10000] [--repeats 20]
 """
@@ -20,12 +23,17 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import requests
 import saltation
+from tesseract_core.runtime.core import create_endpoints, get_input_schema, get_tesseract_api
+from tesseract_core.runtime.file_interactions import output_to_bytes
+from tesseract_core.runtime.mpa import start_run
+from tesseract_core.runtime.profiler import Profiler
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tesseract"))
@@ -127,6 +135,36 @@ def main():
     else:
         with served() as url:
             report(url)
+    server_side_stages(args.repeats)
+
+
+def server_side_stages(repeats):
+    """The runtime's own steps for a one-launch /apply, in process (tesseract_core.runtime 1.15;
+    its configuration is read from the environment on first use, which is here)."""
+    with tempfile.TemporaryDirectory() as output_path:
+        os.environ.update(TESSERACT_API_PATH=str(REPO / "tesseract" / "tesseract_api.py"),
+                          TESSERACT_OUTPUT_PATH=output_path)
+        api = get_tesseract_api()
+        apply = create_endpoints(api)[0]
+        request = json.dumps({"inputs": {**EXAMPLE, "launch_velocity": [[1.5, 0.5]]}})
+        payload = get_input_schema(apply).model_validate(json.loads(request))
+        reply = apply(payload)
+
+        def in_run_folder():
+            with start_run(base_dir=os.path.join(output_path, "run")), Profiler():
+                apply(payload)
+
+        stages = [
+            ("parse and validate the request", lambda: get_input_schema(apply).model_validate(json.loads(request))),
+            ("solve (tesseract_api.apply)", lambda: api.apply(payload.inputs)),
+            ("runtime /apply endpoint", lambda: apply(payload)),
+            ("... in its run folder + profiler", in_run_folder),
+            ("encode the reply (json+base64)",
+             lambda: output_to_bytes(reply, "json+base64", base_dir=output_path, binref_dir="run")),
+        ]
+        print("server-side stages of a one-launch /apply, in process:")
+        for name, call in stages:
+            print(f"  {name:34s} {1e3 * median_seconds(call, repeats):8.3f} ms")
 
 
 if __name__ == "__main__":

@@ -211,10 +211,16 @@ def jacobian_vector_product(inputs: InputSchema, jvp_inputs: set, jvp_outputs: s
 
 
 def vector_jacobian_product(inputs: InputSchema, vjp_inputs: set, vjp_outputs: set, cotangent_vector: dict):
-    r = _solve(inputs, sensitivities=True)
-    n, C = len(r), r.event_times.shape[1]
-    valid = _valid_slots(r)
+    n, C = len(inputs.launch_velocity), inputs.event_capacity
+    output_shapes = {"qf": (n, STATE_SIZE), "impact_times": (n, C), "impact_points": (n, C, 2)}
     u = {key: np.asarray(cotangent_vector[key], dtype=np.float64) if key in vjp_outputs else None for key in OUTPUT_KEYS}
+    for key in vjp_outputs:
+        # The schema's shapes are polymorphic in n and C; this request's are fixed.
+        if u[key].shape != output_shapes[key]:
+            _refuse(("cotangent_vector", key), f"cotangent of {key} has shape {u[key].shape}; this request's "
+                    f"{key} has shape {output_shapes[key]}")
+    r = _solve(inputs, sensitivities=True)
+    valid = _valid_slots(r)
     w_qf = np.zeros((n, STATE_SIZE)) if u["qf"] is None else u["qf"]
     w_slots = np.zeros((n, C, 1 + STATE_SIZE))
     # Slots past n_impacts hold NaN values with zero derivatives: whatever a client sends for

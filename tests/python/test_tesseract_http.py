@@ -249,6 +249,15 @@ def test_bad_input_is_422_naming_the_input(url, changes, location, message):
     assert requests.get(f"{url}/health", timeout=TIMEOUT).status_code == 200
 
 
+def test_cotangent_of_the_wrong_shape_is_422_naming_it(url):
+    response = post(url, "vector_jacobian_product", {
+        **PAYLOAD, "vjp_inputs": ["drag"], "vjp_outputs": ["impact_points"],
+        "cotangent_vector": {"impact_points": np.ones((5, 3, 2)).tolist()}})
+    assert response.status_code == 422, response.text
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", "cotangent_vector", "impact_points"] and "(2, 3, 2)" in error["msg"]
+
+
 def test_non_finite_launch_over_base64_is_422_naming_its_row(url):
     launches = np.array([[1.5, 0.5], [0.9, np.nan]])
     response = post(url, "apply", inputs(launch_velocity=encode_base64(launches)))
