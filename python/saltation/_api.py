@@ -1,0 +1,169 @@
+"""The Python face of the native module: dicts and NumPy arrays in, results out."""
+import json
+
+import numpy as np
+
+from . import _saltation
+from ._errors import InvalidInput
+
+
+def models():
+    """The built-in models (the registry): name, states, guards, parameters (name, domain),
+    config keys with default and meaning, and the compiled-in variants (terrain_ball's bumps)."""
+    return _saltation.models()
+
+
+def model_info(model, config=None):
+    """The model ``model`` configured by ``config``: name, N (states), P (parameters), M
+    (guards), state_names, param_names, param_domains and the config in force."""
+    return _saltation.model_info(model, _json_text(config, "config"))
+
+
+def options():
+    """Every solve option, ``{name: {"default": ..., "meaning": ...}}`` (docs/schema.md)."""
+    return {name: {"default": default, "meaning": meaning} for name, meaning, default in _saltation.options()}
+
+
+def status_names():
+    """Status code -> name (``saltation_status_name`` of the C API)."""
+    return _saltation.status_names()
+
+
+def _json_text(value, key):
+    try:
+        return json.dumps({} if value is None else value, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise InvalidInput(f"invalid input: {key}: {error}", key, -1) from None
+
+
+class Result:
+    """A solved batch: the arrays of the result table (docs/schema.md) by name, trajectory first.
+
+    ``r.status`` (n,) int32, ``r.t_end`` (n,), ``r.qf`` (n, N), ``r.n_events`` (n,),
+    ``r.events_t`` (n, C) (also ``r.event_times``), ``r.events_q`` (n, C, N) (also
+    ``r.event_states``), ``r.events_q_plus``, ``r.events_guard``, ``r.events_flags`` and, with
+    sensitivities, ``r.dqf_dtheta`` (n, N, P), ``r.events_dt_dtheta`` (n, C, P),
+    ``r.events_dq_dtheta`` (n, C, N, P). Event slots past ``n_events`` hold NaN. The arrays are
+    views of the solver's own storage (no copy), strided because the library stores them SoA.
+    """
+
+    def __init__(self, native, arrays, meta):
+        self._native = native
+        self.arrays = arrays
+        self.meta = meta
+
+    def __getattr__(self, name):
+        arrays = self.__dict__.get("arrays", {})
+        if name in arrays:
+            return arrays[name]
+        raise AttributeError(f"saltation.Result has no array {name!r}; it has {', '.join(arrays)}")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.arrays))
+
+    def __len__(self):
+        return self.arrays["status"].shape[0]
+
+    def __repr__(self):
+        statuses = np.bincount(self.status, minlength=1)
+        counts = ", ".join(f"{self.status_names[str(s)]}={c}" for s, c in enumerate(statuses) if c)
+        return f"<saltation.Result {self.meta['model']}: {len(self)} trajectories ({counts})>"
+
+    @property
+    def event_times(self):
+        return self.arrays["events_t"]
+
+    @property
+    def event_states(self):
+        return self.arrays["events_q"]
+
+    @property
+    def state_names(self):
+        return self.meta["state_names"]
+
+    @property
+    def parameter_names(self):
+        return self.meta["param_names"]
+
+    @property
+    def status_names(self):
+        return self.meta["status_names"]
+
+    @property
+    def provenance(self):
+        return self.meta["provenance"]
+
+    @property
+    def solve_seconds(self):
+        """Wall time of the library's solve alone, without this binding's conversions."""
+        return self.meta["solve_seconds"]
+
+    # Derivative products (products.hpp) over y = [qf, then per event slot c: t_e, q-_e], R
+    # entries per trajectory; unreached event slots count as 0 there. They need sensitivities.
+    @property
+    def output_size(self):
+        return self._native.output_size
+
+    def outputs(self):
+        """y, (n, R)."""
+        return self._native.outputs()
+
+    def jacobian(self):
+        """dy/dtheta, (n, R, P)."""
+        return self._native.jacobian()
+
+    def jvp(self, v):
+        """J v for tangents v (n, P): (n, R)."""
+        return self._native.jvp(np.asarray(v, dtype=np.float64).reshape(len(self), -1))
+
+    def vjp(self, w):
+        """w^T J for cotangents w (n, R): (n, P)."""
+        return self._native.vjp(np.asarray(w, dtype=np.float64).reshape(len(self), -1))
+
+    def landing(self, impact, coordinate, target, qf_weights=(), qf_target=()):
+        """products.hpp's LandingObjective, L = (q-_impact[coordinate] - target)^2
+        + sum_j qf_weights[j] (qf[j] - qf_target[j])^2: (value (n,), gradient (n, P)); NaN for
+        trajectories with fewer events."""
+        return self._native.landing(impact, coordinate, target, list(qf_weights), list(qf_target))
+
+
+def solve(model, theta, config=None, *, backend="auto", progress=None, **options):
+    """Solve the built-in ``model`` for every row of ``theta`` ((n, P) or (P,), float64).
+
+    ``config``: the model's constants (registry keys, e.g. ``{"bumps": 3, "y0": 1.0}``);
+    ``options``: every solve option by its JSON name (``t_final``, ``dt``, ``event_capacity``,
+    ``sensitivities``, ... : ``saltation.options()``); ``backend``: "cpu", "cuda" or "auto";
+    ``progress(done, total)``: called now and then from the solving thread. The GIL is released
+    while the batch runs. Raises ``InvalidInput`` (``.parameter``, ``.row``) before any work.
+    """
+    rows = np.asarray(theta, dtype=np.float64)
+    if rows.ndim == 1:
+        rows = rows[None, :]
+    if rows.ndim != 2:
+        raise InvalidInput(f"invalid input: theta: must be (n, P) or (P,), got shape {rows.shape}", "theta", -1)
+    native, arrays, meta = _saltation.solve(model, _json_text(config, "config"), rows, _json_text(options, "options"),
+                                            backend, progress)
+    return Result(native, arrays, json.loads(meta))
+
+
+def sweep(study, *, samples=None, seed=None, backend=None, memory_budget=None, progress=None):
+    """Run the Monte Carlo study ``study`` (a dict in the schema of docs/sweep.md) and return its
+    summary (what ``saltation sweep`` writes to summary.json). ``samples`` and ``seed`` override
+    the study's; ``memory_budget`` is in bytes; ``progress(done, total)`` counts samples."""
+    summary = _saltation.sweep(_json_text(study, "study"), samples or 0, -1 if seed is None else seed,
+                               backend or "auto", memory_budget or 0, progress)
+    return json.loads(summary)
+
+
+def disks(config, *, backend=None, progress=None):
+    """Run a disk-contact request (docs/disks.md): a rollout, or with ``"mode": "fit"`` a batched
+    stiffness fit. Returns the result table: ``{array name: ndarray (systems first), "meta": {...}}``."""
+    arrays, meta = _saltation.disks(_json_text(config, "config"), backend or "", progress)
+    arrays["meta"] = json.loads(meta)
+    return arrays
+
+
+def fit_stiffness(config, *, backend=None):
+    """The stiffness inference of seed 002: ``disks`` with ``"mode": "fit"`` (the request needs
+    ``observed``). Returns the fit table (log_stiffness, stiffness_factor, loss, outcome, ...)."""
+    return disks({**config, "mode": "fit"}, backend=backend)

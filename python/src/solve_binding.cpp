@@ -1,0 +1,116 @@
+// saltation.solve: a built-in model, theta rows and options in; the result table's arrays out as
+// NumPy views of the Result (no copy), plus the derivative products of products.hpp.
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "bridge.hpp"
+#include "saltation/io/files.hpp"
+#include "saltation/io/json_object.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/products.hpp"
+#include "saltation/registry.hpp"
+
+namespace saltation::python {
+namespace {
+
+using Rows = nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>;
+
+// A solved batch: what the NumPy views point into, and what the products read.
+struct Solved {
+  ModelInfo info;
+  Result result;
+  std::unique_ptr<io::ArrayTable> table;
+};
+
+// Event slots a trajectory did not reach read NaN (values and derivatives), not the stored
+// zeros, so that an unreached event cannot pass for one at t = 0. The products never read them.
+void mark_unreached_events(Result& r) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t i = 0; i < r.n; ++i)
+    for (int c = r.n_events[i]; c < r.C; ++c) {
+      r.ev_t[c * r.n + i] = nan;
+      for (int k = 0; k < r.N; ++k) {
+        r.ev_q[(std::size_t(c) * r.N + k) * r.n + i] = nan;
+        r.ev_q_plus[(std::size_t(c) * r.N + k) * r.n + i] = nan;
+        if (!r.sensitivities) continue;
+        for (int p = 0; p < r.P; ++p) r.ev_dq[((std::size_t(c) * r.N + k) * r.P + p) * r.n + i] = nan;
+      }
+      if (r.sensitivities)
+        for (int p = 0; p < r.P; ++p) r.ev_dt[(std::size_t(c) * r.P + p) * r.n + i] = nan;
+    }
+}
+
+std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::string& model_name,
+                                                                const std::string& config_json, const Rows& theta,
+                                                                const std::string& options_json,
+                                                                const std::string& backend, nb::object progress) {
+  const AnyModel model = configure_builtin_model(model_name, io::parse_json(config_json));
+  const Options options = normalize_options(io::options_from_json(io::JsonObject(io::parse_json(options_json), "options")));
+  const Batch batch = batch_from_rows(theta, model.info().P);
+  const Backend used = resolve_backend(parse_backend(backend));
+  PythonProgress bridge(std::move(progress));
+  auto solved = std::make_shared<Solved>();
+  solved->info = model.info();
+  double seconds = 0.0;
+  solved->result = bridge.run([&] {
+    const auto start = std::chrono::steady_clock::now();
+    Result r = model.solve(batch, options, used, bridge.hook());
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    mark_unreached_events(r);
+    return r;
+  });
+  solved->table = std::make_unique<io::ArrayTable>(
+      io::result_table(solved->info, solved->result, io::provenance(solved->info, options, used)));
+  // The library's solve alone, for measuring what the binding adds (bench/python_overhead.py).
+  solved->table->meta["solve_seconds"] = seconds;
+  nb::dict arrays = table_arrays(*solved->table, solved);
+  return {solved, arrays, solved->table->meta.dump()};
+}
+
+}  // namespace
+
+void bind_solve(nb::module_& m) {
+  nb::class_<Solved>(m, "Solved", "A solved batch (the arrays' owner) and its derivative products")
+      .def_prop_ro("output_size", [](const Solved& s) { return output_size(s.result); },
+                   "R = N + C (1 + N): y = [qf, then per event slot: t_e, q-_e]")
+      .def("outputs", [](const Solved& s) { return soa_array(outputs(s.result), s.result.n, {output_size(s.result)}); },
+           "y, (n, R); unreached event slots 0")
+      .def("jacobian",
+           [](const Solved& s) {
+             return soa_array(jacobian(s.result), s.result.n, {output_size(s.result), s.result.P});
+           },
+           "dy/dtheta, (n, R, P)")
+      .def("jvp",
+           [](const Solved& s, const Rows& v) {
+             return soa_array(jvp(s.result, soa_from_rows(v, s.result.P, "v")), s.result.n, {output_size(s.result)});
+           },
+           nb::arg("v"), "J v for tangents v (n, P): (n, R)")
+      .def("vjp",
+           [](const Solved& s, const Rows& w) {
+             return soa_array(vjp(s.result, soa_from_rows(w, output_size(s.result), "w")), s.result.n, {s.result.P});
+           },
+           nb::arg("w"), "w^T J for cotangents w (n, R): (n, P)")
+      .def("landing",
+           [](const Solved& s, int impact, int coordinate, double target, std::vector<double> qf_weights,
+              std::vector<double> qf_target) {
+             const ObjectiveValues v =
+                 evaluate(LandingObjective{impact, coordinate, target, std::move(qf_weights), std::move(qf_target)},
+                          s.result);
+             return nb::make_tuple(soa_array(v.value, s.result.n, {}), soa_array(v.gradient, s.result.n, {s.result.P}));
+           },
+           nb::arg("impact"), nb::arg("coordinate"), nb::arg("target"), nb::arg("qf_weights"), nb::arg("qf_target"),
+           "products.hpp's LandingObjective: (value (n,), gradient (n, P))");
+  m.def("solve", &solve, nb::arg("model"), nb::arg("config_json"), nb::arg("theta"), nb::arg("options_json"),
+        nb::arg("backend"), nb::arg("progress").none(),
+        "Solve theta rows (n, P); returns (Solved, arrays, meta JSON)");
+}
+
+}  // namespace saltation::python

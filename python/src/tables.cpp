@@ -1,0 +1,88 @@
+// NumPy views of SoA arrays, rows into SoA, and the Progress bridge (bridge.hpp).
+#include <csignal>
+#include <string>
+#include <utility>
+
+#include "bridge.hpp"
+#include "saltation/errors.hpp"
+#include "saltation/interrupt.hpp"
+
+namespace saltation::python {
+
+Array soa_view(const void* data, io::DType dtype, std::size_t rows, const std::vector<long>& inner, nb::handle owner) {
+  std::vector<std::size_t> shape{rows};
+  std::vector<std::int64_t> strides{1};  // in elements: consecutive trajectories are adjacent
+  std::int64_t stride = static_cast<std::int64_t>(rows);
+  for (long extent : inner) shape.push_back(static_cast<std::size_t>(extent));
+  strides.resize(shape.size());
+  for (std::size_t d = shape.size(); d-- > 1;) {
+    strides[d] = stride;
+    stride *= static_cast<std::int64_t>(shape[d]);
+  }
+  const nb::dlpack::dtype type = dtype == io::DType::F64 ? nb::dtype<double>() : nb::dtype<int>();
+  return Array(const_cast<void*>(data), shape.size(), shape.data(), owner, strides.data(), type);
+}
+
+Array soa_array(std::vector<double> soa, std::size_t rows, const std::vector<long>& inner) {
+  auto* owned = new std::vector<double>(std::move(soa));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+  return soa_view(owned->data(), io::DType::F64, rows, inner, owner);
+}
+
+nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> owner) {
+  // One capsule for all columns: it holds a reference to the owner until the last view goes.
+  auto* keep = new std::shared_ptr<const void>(std::move(owner));
+  nb::capsule capsule(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<const void>*>(p); });
+  nb::dict arrays;
+  for (const io::Column& c : table.columns())
+    arrays[c.name.c_str()] = soa_view(c.data, c.dtype, table.rows(), c.inner, capsule);
+  return arrays;
+}
+
+std::vector<double> soa_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& rows, long width,
+                                  const char* name) {
+  const std::size_t n = rows.shape(0);
+  if (static_cast<long>(rows.shape(1)) != width)
+    throw InvalidInput(name, -1, "rows have " + std::to_string(rows.shape(1)) + " entries, expected " +
+                                     std::to_string(width));
+  std::vector<double> soa(n * static_cast<std::size_t>(width));
+  const auto view = rows.view();
+  for (long p = 0; p < width; ++p)
+    for (std::size_t i = 0; i < n; ++i) soa[static_cast<std::size_t>(p) * n + i] = view(i, p);
+  return soa;
+}
+
+Batch batch_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& theta, int P) {
+  if (theta.shape(0) == 0) throw InvalidInput("theta", -1, "must hold at least one parameter row");
+  Batch batch;
+  batch.n = theta.shape(0);
+  batch.P = P;
+  batch.theta = soa_from_rows(theta, P, "theta");
+  return batch;
+}
+
+Progress PythonProgress::hook() {
+  return [this](std::size_t done, std::size_t total) {
+    if (error_) return;
+    nb::gil_scoped_acquire gil;
+    try {
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      if (!callback_.is_none()) callback_(done, total);
+    } catch (nb::python_error& e) {
+      error_.emplace(std::move(e));
+      request_interrupt(SIGINT);  // the drivers stop at the next trajectory or chunk
+    }
+  };
+}
+
+bool PythonProgress::stopped_by_python() { return error_.has_value(); }
+
+void PythonProgress::rethrow_python_error() {
+  if (!error_) return;
+  interrupt_request().store(0);
+  nb::python_error error = std::move(*error_);
+  error_.reset();
+  throw error;
+}
+
+}  // namespace saltation::python
