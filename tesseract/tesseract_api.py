@@ -104,6 +104,7 @@ PARAMETER_FIELDS = {
     "a": "bump_heights", "b": "bump_centers", "w": "bump_widths",
     "config.x0": "x0", "config.y0": "y0", "config.g": "gravity", "config.bumps": "bump_heights",
     "initial state": "y0",  # the launch point is below the terrain
+    "theta": "launch_velocity",  # the rows themselves (none)
 }
 
 
@@ -115,8 +116,8 @@ def _input_location(parameter: str, row: int) -> tuple:
     field = PARAMETER_FIELDS.get(parameter) or (PARAMETER_FIELDS.get(name) if bump.isdigit() else None)
     if field is None:
         return ("inputs",)
-    if field == "launch_velocity":
-        return ("inputs", field, row, ("vx0", "vy0").index(parameter)) if row >= 0 else ("inputs", field)
+    if parameter in ("vx0", "vy0") and row >= 0:
+        return ("inputs", field, row, ("vx0", "vy0").index(parameter))
     if bump.isdigit():
         return ("inputs", field, int(bump) - 1)
     return ("inputs", field)

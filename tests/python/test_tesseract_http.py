@@ -222,6 +222,7 @@ BAD_INPUTS = [
     ({"drag": -1.0}, ["inputs", "drag"], ">= 0"),
     ({"bump_widths": [0.3, -0.25, 0.4]}, ["inputs", "bump_widths", 1], "> 0"),
     ({"launch_velocity": [[1.5, 0.5], [0.9, 1.0], [1.0]]}, ["inputs", "launch_velocity"], ""),
+    ({"launch_velocity": encode_base64(np.zeros((0, 2)))}, ["inputs", "launch_velocity"], "at least one"),
     ({"bump_heights": [0.1, 0.15]}, ["inputs"], "one entry per bump"),
     ({"bump_heights": [0.1, 0.15], "bump_centers": [0.5, 1.5], "bump_widths": [0.3, 0.25]},
      ["inputs", "bump_heights"], "bumps"),
