@@ -250,6 +250,14 @@ def test_bad_input_is_422_naming_the_input(url, changes, location, message):
     assert requests.get(f"{url}/health", timeout=TIMEOUT).status_code == 200
 
 
+@pytest.mark.skipif(saltation.cuda_device_available(), reason="a CUDA device is present here")
+def test_cuda_without_a_device_is_422_naming_the_backend(url):
+    response = post(url, "apply", inputs(backend="cuda"))
+    assert response.status_code == 422, response.text
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", "inputs", "backend"] and "cuda" in error["msg"]
+
+
 def test_cotangent_of_the_wrong_shape_is_422_naming_it(url):
     response = post(url, "vector_jacobian_product", {
         **PAYLOAD, "vjp_inputs": ["drag"], "vjp_outputs": ["impact_points"],
