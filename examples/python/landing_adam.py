@@ -33,17 +33,17 @@ def main():
     optimizer = optax.adam(args.learning_rate)
     launch = jnp.asarray(args.launch, dtype=jnp.float64)
     state = optimizer.init(launch)
-    first = None
+    misses = []
     for step in range(args.steps):
         (miss, x2), grad = value_and_grad(launch)
-        first = miss if first is None else first
+        misses.append(miss)
         print(f"step {step:3d}  launch ({launch[0]:.5f}, {launch[1]:.5f})  second impact x = {x2:.6f}  "
               f"miss^2 = {miss:.3e}  grad ({grad[0]:+.3e}, {grad[1]:+.3e})")
         updates, state = optimizer.update(grad, state)
         launch = optax.apply_updates(launch, updates)
     (miss, x2), _ = value_and_grad(launch)
     print(f"result: launch velocity ({launch[0]:.6f}, {launch[1]:.6f}) puts the second impact at x = {x2:.6f} "
-          f"(target {args.target}); miss^2 {first:.3e} -> {miss:.3e}")
+          f"(target {args.target}); miss^2 {misses[0]:.3e} -> {miss:.3e}")
 
 
 if __name__ == "__main__":
