@@ -3,9 +3,9 @@
     with served() as url:          # "http://127.0.0.1:PORT", answering /health
         ...
 
-The tests and the benchmark use it: `tesseract-runtime
-serve` from the running interpreter's environment, bound to 127.0.0.1, its logs and run folders
-in a temporary directory, stopped (SIGTERM, then SIGKILL) when the block ends.
+The tests and the benchmark use it: `tesseract-runtime serve` from the running interpreter's
+environment, bound to 127.0.0.1, its logs and run folders in a temporary directory, stopped
+(SIGTERM, then SIGKILL) when the block ends.
 """
 
 import contextlib
