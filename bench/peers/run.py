@@ -45,7 +45,7 @@ LEVELS_SENS = [{"events": 1e-9, "dqf": 1e-7}, {"events": 1e-11, "dqf": 1e-9}]
 def sweeps(quick):
     """Settings per tool: (setting, sens) pairs; fixed-step tools' are (dt, probes[, time_tol])."""
     dts = [0.02, 0.01, 0.005, 0.002, 0.001]
-    rtols = [1e-6, 1e-8, 1e-10, 1e-12]
+    rtols = [1e-6, 1e-8, 1e-10, 1e-12, 1e-13]
     if quick:
         dts, rtols = [0.01, 0.001], [1e-8, 1e-12]
     saltation = [((dt, 3), sens) for sens in (False, True) for dt in dts]
@@ -168,6 +168,44 @@ def matched_accuracy(points, K, sens):
     return out
 
 
+def targets(result):
+    """The performance targets of the issue, each with the measured ratio (peer time / saltation
+    time at matched accuracy; above 1 saltation is faster) and whether it is met."""
+    rows = []
+
+    def add(what, required, measured, note="", comparable=True):
+        met = (measured is not None and measured >= required) if comparable else None
+        rows.append({"target": what, "required": required, "measured": measured, "met": met, "note": note})
+
+    ran = {p["tool"] for p in result["points"]}
+    for entry in result["matched_accuracy"]:
+        level = ", ".join(f"{k} <= {v:g}" for k, v in entry["level"].items())
+        tools = entry["tools"]
+        required = {"diffrax": 20.0, "cvodes": 100.0} if entry["sens"] else {"diffrax_tsit5": 2.0, "cvodes": 2.0}
+        for peer, factor in required.items():
+            if not any(tool.startswith(peer) for tool in ran):
+                continue
+            ratios = [t["peer_over_saltation"] for name, t in tools.items() if name.startswith(peer)]
+            what = f"K = {entry['K']}, {'sensitivities P = %d' % (5 + 3 * entry['K']) if entry['sens'] else 'forward'}, {level}: {peer}"
+            if "saltation" not in tools:
+                add(what, factor, None, "saltation reached no point at this level")
+            elif not ratios:
+                add(what, factor, None, f"{peer} reached no point at this level (saltation did)", comparable=False)
+            else:
+                add(what, factor, min(ratios))
+    if result["thread_scaling"]:
+        add("2 threads / 1 thread at n = %d" % result["thread_scaling_rows"], 1.8,
+            result["thread_scaling"]["speedup_median"], "2-core machine shared with other builds")
+    if result["disks"]:
+        tools = result["disks"]["tools"]
+        jax = [t["over_saltation"] for name, t in tools.items() if name.startswith("jax")]
+        add("disks, loss + gradient, %d systems: JAX jit + vmap (its faster variant)" % result["disks"]["systems"],
+            3.0, min(jax) if jax else None)
+        add("disks, loss + gradient, %d systems: Warp (CPU)" % result["disks"]["systems"], 3.0,
+            tools["warp_cpu"]["over_saltation"] if "warp_cpu" in tools else None)
+    return rows
+
+
 def thread_scaling(scaling, rows):
     if not scaling:
         return None
@@ -229,9 +267,15 @@ def write_markdown(path, result):
         if d["missing"]:
             lines.append("Disk peers not measured: " + "; ".join(f"{t}: {why}" for t, why in d["missing"].items()))
     lines += ["", "Peers not measured: " + ("; ".join(f"{t}: {why}" for t, why in result["missing"].items()) or "none"), ""]
-    lines += ["## Matched accuracy (fastest point of each tool reaching the level; ratio = peer time / saltation time, "
+    lines += ["## Targets (issue 13, item 6): required and measured ratio (peer / saltation; threads: speed-up)", "",
+              "| target | required | measured | met | note |", "|---|---|---|---|---|"]
+    for t in result["targets"]:
+        measured = f"{t['measured']:.2f}" if t["measured"] is not None else "-"
+        lines.append(f"| {t['target']} | {t['required']:g} | {measured} | {'n/a' if t['met'] is None else 'yes' if t['met'] else 'NO'} | {t['note']} |")
+    lines += ["", "## Matched accuracy (fastest point of each tool reaching the level; ratio = peer time / saltation time, "
               "above 1 means saltation is faster)", "",
               "| K | sens | level | tool | setting | time/traj | ratio |", "|---|---|---|---|---|---|---|"]
+    ran = {p["tool"] for p in result["points"]}
     for entry in result["matched_accuracy"]:
         level = ", ".join(f"{k} <= {v:g}" for k, v in entry["level"].items())
         if not entry["tools"]:
@@ -259,23 +303,26 @@ def plot(path, result, Ks):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, len(Ks), figsize=(6 * len(Ks), 9), squeeze=False)
+    tools = list(dict.fromkeys(p["tool"] for p in result["points"]))
+    colors = {tool: f"C{i}" for i, tool in enumerate(tools)}
     for col, K in enumerate(Ks):
         for row, sens in enumerate((False, True)):
             ax = axes[row][col]
-            for tool in sorted({p["tool"] for p in result["points"]}):
-                # One curve per tool over its step or tolerance sweep (probes 3 for the fixed-step tools).
-                pts = sorted((p for p in result["points"] if p["tool"] == tool and p["K"] == K and p["sens"] == sens
-                              and "probes=0" not in p["setting"] and "probes=7" not in p["setting"]),
-                             key=lambda p: p["time_per_traj_s"]["median"])
+            for tool in tools:
+                # One curve per tool along its sweep, coarse to fine (fixed-step tools: probes 3 and
+                # the default time_tol; the other saltation points are in the tables).
+                pts = [p for p in result["points"] if p["tool"] == tool and p["K"] == K and p["sens"] == sens
+                       and "probes=0" not in p["setting"] and "probes=7" not in p["setting"]
+                       and "time_tol" not in p["setting"]]
                 if not pts:
                     continue
                 x = [p["time_per_traj_s"]["median"] * 1e6 for p in pts]
                 y = [max(p["errors"]["dqf_rel"], 1e-17) if sens else
                      max(p["errors"]["event_t"], p["errors"]["event_xy"], 1e-17) for p in pts]
-                line, = ax.loglog(x, y, "-o", label=tool)
+                ax.loglog(x, y, "-o", color=colors[tool], label=tool)
                 bad = [(xi, yi) for xi, yi, p in zip(x, y, pts) if p["rows_differing"]]
                 if bad:
-                    ax.loglog(*zip(*bad), "x", color=line.get_color(), markersize=12)
+                    ax.loglog(*zip(*bad), "x", color=colors[tool], markersize=12)
             ax.set_title(f"K = {K}, {'sensitivities (P = %d)' % (5 + 3 * K) if sens else 'forward'}")
             ax.set_xlabel("time per trajectory, one thread [us]")
             ax.set_ylabel("max rel. error of dqf/dtheta" if sens else "max error of impact times and positions")
@@ -374,12 +421,14 @@ def main():
                               "with sensitivities", "check": {str(K): c for K, c in ref_check.items()}},
         "missing": missing,
         "thread_scaling": thread_scaling(scaling, args.scaling_rows),
+        "thread_scaling_rows": args.scaling_rows,
         "disks": disks,
         "not_measured": {"scipy with sensitivities": "not implemented (forward only)",
                          "Boost.Odeint with sensitivities": "not implemented (forward only)"},
         "points": out_points,
         "matched_accuracy": [m for K in args.K for sens in (False, True) for m in matched_accuracy(out_points, K, sens)],
     }
+    result["targets"] = targets(result)
     os.makedirs(args.out, exist_ok=True)
     json.dump(result, open(os.path.join(args.out, "work_precision.json"), "w"), indent=1)
     write_markdown(os.path.join(args.out, "work_precision.md"), result)
