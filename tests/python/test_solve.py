@@ -1,6 +1,9 @@
 """saltation.solve from Python: closed forms, NumPy layouts and views, products, progress, the
 GIL, and bad inputs raised as saltation.InvalidInput naming the parameter and the row."""
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -159,6 +162,19 @@ def test_progress_reports_and_a_raising_callback_stops_the_run():
     # The stop request was cleared: the next solve runs whole.
     again = saltation.solve("bouncing_ball", rows, t_final=1.0, threads=1)
     np.testing.assert_array_equal(again.qf, r.qf)
+
+
+def test_ctrl_c_stops_a_solve_at_the_next_progress_report():
+    rows = np.tile([1.0, 0.0, 0.8], (200000, 1))  # about ten seconds on one core
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        saltation.solve("bouncing_ball", rows, t_final=3.0, threads=1)
+    assert time.perf_counter() - start < 5.0
+    timer.join()
+    # The stop request was cleared: the next solve runs whole.
+    assert np.all(saltation.solve("bouncing_ball", rows[:100], t_final=3.0).status == 0)
 
 
 def test_the_gil_is_released_while_solving():
