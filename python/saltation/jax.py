@@ -57,45 +57,35 @@ def solver(model, config=None, outputs=("qf", "event_times", "event_states"), *,
     inner = {"qf": (N,), "event_times": (C,), "event_states": (C, N), "status": (), "n_events": ()}
     differentiable = tuple(name for name in names if _OUTPUTS[name][1] is not None)
 
-    # The Jacobians travel in the library's own layout, rows last: J of an output with inner
-    # shape S is (*S, P, *batch) for theta (*batch, P), which is how the solver stores it (SoA),
-    # so no transpose is made on the host and XLA reads it contiguously in J t and u^T J.
     def shapes(batch, dtype, with_jacobians):
         values = tuple(jax.ShapeDtypeStruct(batch + inner[name], dtype if _OUTPUTS[name][1] else jnp.int32)
                        for name in names)
         if not with_jacobians:
             return values
-        return values + tuple(jax.ShapeDtypeStruct(inner[name] + (P,) + batch, dtype) for name in differentiable)
+        return values + tuple(jax.ShapeDtypeStruct(batch + inner[name] + (P,), dtype) for name in differentiable)
 
-    def host_solve(theta, batch_ndim, with_jacobians, dtype):
-        # theta is (*vmapped, *batch, P): vmap puts its axes first (vmap_method="expand_dims").
+    def host_solve(theta, with_jacobians, dtype):
+        # theta is (*batch, P), vmapped axes included (vmap_method="expand_dims" puts them first).
         theta = np.asarray(theta, dtype=np.float64)
-        rows = theta.shape[:-1]
-        vmapped, batch = rows[:len(rows) - batch_ndim], rows[len(rows) - batch_ndim:]
+        batch = theta.shape[:-1]
         result = _api.solve(model, theta.reshape(-1, P), config, backend=backend, sensitivities=with_jacobians,
                             **options)
-        out = [np.asarray(result.arrays[_OUTPUTS[name][0]], dtype=kind.dtype).reshape(kind.shape)
-               for name, kind in zip(names, shapes(rows, dtype, False))]
+        # Row-major copies made by the library's side (a blocked transpose of its SoA storage);
+        # derivatives in unreached event slots are 0, values there NaN.
+        arrays = [result._native.row_major(_OUTPUTS[name][0], False) if _OUTPUTS[name][1]
+                  else result.arrays[_OUTPUTS[name][0]] for name in names]
         if with_jacobians:
-            unreached = np.arange(C)[:, None] >= result.n_events[None, :]  # (C, rows)
-            for name in differentiable:
-                jacobian = np.moveaxis(result.arrays[_OUTPUTS[name][1]], 0, -1)  # (*S, P, rows), contiguous
-                if name != "qf":  # unreached event slots: NaN in the result, 0 as a derivative
-                    np.copyto(jacobian, 0.0, where=unreached.reshape((C,) + (1,) * (jacobian.ndim - 2) + (-1,)))
-                jacobian = jacobian.reshape(jacobian.shape[:-1] + rows)
-                # vmapped axes go first, as JAX expects of a batched callback (a copy only then).
-                first = jacobian.ndim - len(rows)
-                jacobian = np.moveaxis(jacobian, tuple(range(first, first + len(vmapped))), tuple(range(len(vmapped))))
-                out.append(np.ascontiguousarray(jacobian, dtype=dtype))
-        return tuple(out)
+            arrays += [result._native.row_major(_OUTPUTS[name][1], True) for name in differentiable]
+        return tuple(np.asarray(a, dtype=kind.dtype).reshape(kind.shape)
+                     for a, kind in zip(arrays, shapes(batch, dtype, with_jacobians)))
 
     def call(theta, with_jacobians):
         theta = jnp.asarray(theta, _float_dtype())
         if theta.ndim == 0 or theta.shape[-1] != P:
             raise InvalidInput(f"invalid input: theta: must be (..., {P}) for {model}, got shape {theta.shape}",
                                "theta", -1)
-        dtype, batch_ndim = theta.dtype, theta.ndim - 1
-        return jax.pure_callback(lambda t: host_solve(t, batch_ndim, with_jacobians, dtype),
+        dtype = theta.dtype
+        return jax.pure_callback(lambda t: host_solve(t, with_jacobians, dtype),
                                  shapes(theta.shape[:-1], dtype, with_jacobians), theta, vmap_method="expand_dims")
 
     @jax.custom_jvp
@@ -110,14 +100,12 @@ def solver(model, config=None, outputs=("qf", "event_times", "event_states"), *,
         jacobians = dict(zip(differentiable, solved[len(names):]))
         tangent = jnp.asarray(tangent, _float_dtype())
         tangent_out = {}
-        batch_ndim = tangent.ndim - 1
         for name in names:
             if name in jacobians:
-                # J t per row: J (*S, P, *batch) times t moved to (P, *batch), summed over P, then
-                # the batch axes back in front: (*batch, *S).
-                s = len(inner[name])
-                product = jnp.sum(jacobians[name] * jnp.moveaxis(tangent, -1, 0), axis=s)
-                tangent_out[name] = jnp.moveaxis(product, tuple(range(s)), tuple(range(batch_ndim, batch_ndim + s)))
+                # J t per row, J (*batch, *S, P) row-major: XLA reads it contiguously here and in
+                # the transpose (u^T J) that grad and jacrev make of it.
+                t = tangent.reshape(tangent.shape[:-1] + (1,) * len(inner[name]) + (P,))
+                tangent_out[name] = jnp.sum(jacobians[name] * t, axis=-1)
             else:
                 tangent_out[name] = np.zeros(values[name].shape, jax.dtypes.float0)
         return values, tangent_out

@@ -24,6 +24,9 @@ Array soa_view(const void* data, io::DType dtype, std::size_t rows, const std::v
 // The same over a vector the array then owns.
 Array soa_array(std::vector<double> soa, std::size_t rows, const std::vector<long>& inner);
 
+// A row-major (C order) array of the given shape over a vector it owns.
+Array owned_row_major(std::vector<double> values, const std::vector<long>& shape);
+
 // Every column of `table` as a view, in column order; `owner` keeps what the table views alive.
 nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> owner);
 

@@ -5,6 +5,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -75,6 +76,36 @@ std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::stri
   return {solved, arrays, solved->table->meta.dump()};
 }
 
+// A float64 column of the table as a row-major copy, shape (n, *inner): what JAX takes. A blocked
+// transpose of the SoA storage, since a plain one misses the cache on every element. With
+// zero_unreached, the event slots past n_events (NaN in the result) read 0: as derivatives.
+Array row_major(const Solved& s, const std::string& name, bool zero_unreached) {
+  const io::Column* column = s.table->find(name);
+  if (!column || column->dtype != io::DType::F64)
+    throw InvalidInput("name", -1, "\"" + name + "\" is not a float64 array of this result");
+  const std::size_t n = s.result.n, width = static_cast<std::size_t>(column->inner_size());
+  const double* soa = static_cast<const double*>(column->data);
+  std::vector<double> rows(n * width);
+  {
+    nb::gil_scoped_release release;
+    constexpr std::size_t block = 32;
+    for (std::size_t r0 = 0; r0 < width; r0 += block)
+      for (std::size_t i0 = 0; i0 < n; i0 += block)
+        for (std::size_t r = r0; r < std::min(r0 + block, width); ++r)
+          for (std::size_t i = i0; i < std::min(i0 + block, n); ++i) rows[i * width + r] = soa[r * n + i];
+    if (zero_unreached && !column->count.empty()) {
+      // The first inner axis is the event slot.
+      const std::size_t per_slot = width / static_cast<std::size_t>(column->inner.front());
+      for (std::size_t i = 0; i < n; ++i)
+        std::fill(rows.begin() + static_cast<std::ptrdiff_t>(i * width + s.result.n_events[i] * per_slot),
+                  rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width), 0.0);
+    }
+  }
+  std::vector<long> shape{static_cast<long>(n)};
+  shape.insert(shape.end(), column->inner.begin(), column->inner.end());
+  return owned_row_major(std::move(rows), shape);
+}
+
 }  // namespace
 
 void bind_solve(nb::module_& m) {
@@ -98,6 +129,8 @@ void bind_solve(nb::module_& m) {
              return soa_array(vjp(s.result, soa_from_rows(w, output_size(s.result), "w")), s.result.n, {s.result.P});
            },
            nb::arg("w"), "w^T J for cotangents w (n, R): (n, P)")
+      .def("row_major", &row_major, nb::arg("name"), nb::arg("zero_unreached"),
+           "A float64 array as a row-major copy (n, *inner); zero_unreached: 0 in the event slots past n_events")
       .def("landing",
            [](const Solved& s, int impact, int coordinate, double target, std::vector<double> qf_weights,
               std::vector<double> qf_target) {

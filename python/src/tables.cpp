@@ -23,10 +23,23 @@ Array soa_view(const void* data, io::DType dtype, std::size_t rows, const std::v
   return Array(const_cast<void*>(data), shape.size(), shape.data(), owner, strides.data(), type);
 }
 
+namespace {
+// The vector moved to the heap, and a capsule that frees it with the last array over it.
+std::pair<const double*, nb::capsule> keep(std::vector<double> values) {
+  auto* owned = new std::vector<double>(std::move(values));
+  return {owned->data(), nb::capsule(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); })};
+}
+}  // namespace
+
 Array soa_array(std::vector<double> soa, std::size_t rows, const std::vector<long>& inner) {
-  auto* owned = new std::vector<double>(std::move(soa));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-  return soa_view(owned->data(), io::DType::F64, rows, inner, owner);
+  auto [data, owner] = keep(std::move(soa));
+  return soa_view(data, io::DType::F64, rows, inner, owner);
+}
+
+Array owned_row_major(std::vector<double> values, const std::vector<long>& shape) {
+  auto [data, owner] = keep(std::move(values));
+  const std::vector<std::size_t> extents(shape.begin(), shape.end());
+  return Array(const_cast<double*>(data), extents.size(), extents.data(), owner, nullptr, nb::dtype<double>());
 }
 
 nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> owner) {
