@@ -10,18 +10,27 @@ namespace saltation {
 class InvalidInput : public std::invalid_argument {
  public:
   InvalidInput(std::string parameter, long row, const std::string& what)
-      : std::invalid_argument(compose(parameter, row, what)), parameter_(std::move(parameter)), row_(row) {}
+      : InvalidInput(std::move(parameter), row, 0, 0, what) {}
+  // An error at a place in a text input (a JSON syntax error): 1-based line and column.
+  InvalidInput(std::string parameter, long row, long line, long column, const std::string& what)
+      : std::invalid_argument(compose(parameter, row, line, column, what)),
+        parameter_(std::move(parameter)), row_(row), line_(line), column_(column) {}
   const std::string& parameter() const { return parameter_; }
   long row() const { return row_; }
+  long line() const { return line_; }      // 0 when the error has no place in a text
+  long column() const { return column_; }  // 0 when the error has no place in a text
 
  private:
-  static std::string compose(const std::string& parameter, long row, const std::string& what) {
+  static std::string compose(const std::string& parameter, long row, long line, long column, const std::string& what) {
+    std::string place = row >= 0 ? "row " + std::to_string(row) : "";
+    if (line > 0) place += (place.empty() ? "" : ", ") + ("line " + std::to_string(line) + ", column " + std::to_string(column));
     std::string s = "invalid input: " + parameter;
-    if (row >= 0) s += " (row " + std::to_string(row) + ")";
+    if (!place.empty()) s += " (" + place + ")";
     return s + ": " + what;
   }
   std::string parameter_;
   long row_;
+  long line_, column_;
 };
 
 // A file that cannot be read or written (missing, unwritable, disk full), with its path.

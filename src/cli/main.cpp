@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   add_models_command(app);
   add_sweep_commands(app);
   add_devices_command(app);
+  // Every failure is reported in one format (docs/reliability.md):
+  //   saltation: <class>: <parameter or path> (row R[, line L, column C]): <what>
   auto fail = [](const char* kind, const std::exception& e, int code) {
     std::cerr << "saltation: " << kind << ": " << e.what() << "\n";
     return code;
@@ -52,15 +54,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help, version or the argument error
-    return code == 0 ? kExitOk : kExitInvalidInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help and --version end here too
+    std::cerr << "saltation: invalid input: arguments: " << e.what() << "\nRun with --help for more information.\n";
+    return kExitInvalidInput;
   } catch (const saltation::InvalidInput& e) {
     std::cerr << "saltation: " << e.what() << "\n";  // what() starts with "invalid input: "
     return kExitInvalidInput;
   } catch (const saltation::IoError& e) {
     return fail("I/O error", e, kExitIo);
   } catch (const saltation::Interrupted& e) {
-    std::cerr << "saltation: " << e.what() << "\n";
+    std::cerr << "saltation: interrupted: signal " << e.signal() << ": the run stopped before it finished; nothing was written\n";
     return 128 + e.signal();
   } catch (const saltation::CudaError& e) {
     return fail("CUDA error", e, kExitCuda);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "saltation/errors.hpp"
+#include "saltation/interrupt.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/io/json_object.hpp"
 #include "saltation/io/writers.hpp"
@@ -414,6 +415,9 @@ void run_and_write(const DisksRequest& r, const std::string& format, const std::
   if (format != "json" && out.empty()) throw InvalidInput("out", -1, "--format " + format + " needs --out PREFIX");
   const Backend used = resolve_backend(r.backend);
   auto write = [&](const io::ArrayTable& table) {
+    // The engine does not look at interrupts while it runs; a stop asked for meanwhile still
+    // means nothing is written (exit 128 + signal).
+    throw_if_interrupted();
     if (format == "npy") {
       io::write_npy(table, out);
     } else if (format == "csv") {

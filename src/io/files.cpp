@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -47,7 +48,18 @@ nlohmann::json parse_json(const std::string& text) {
   try {
     return nlohmann::json::parse(text, check);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InvalidInput("input", -1, std::string("not valid JSON (NaN and Inf are not JSON numbers): ") + e.what());
+    // e.byte is the 1-based offset of the character the parser stopped at (one past the end at
+    // end of input); its line and column are counted here so they can lead the message.
+    const std::size_t at = std::min<std::size_t>(e.byte, text.size() + 1);
+    const std::size_t line_start = at > 1 ? text.rfind('\n', at - 2) : std::string::npos;
+    const long line = 1 + static_cast<long>(std::count(text.begin(), text.begin() + (at > 1 ? at - 1 : 0), '\n'));
+    const long column = static_cast<long>(line_start == std::string::npos ? at : at - 1 - line_start);
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: <what>".
+    const std::string message = e.what();
+    const std::size_t what = message.find(": ", message.find("parse error"));
+    throw InvalidInput("input", -1, line, std::max(column, 1L),
+                       "not valid JSON (NaN and Inf are not JSON numbers): " +
+                           (what == std::string::npos ? message : message.substr(what + 2)));
   } catch (const nlohmann::json::out_of_range& e) {
     throw InvalidInput(last_key.empty() ? "input" : last_key, -1,
                        "a number does not fit a double (" + std::string(e.what()) + ")");

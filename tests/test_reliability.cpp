@@ -1,0 +1,164 @@
+// The one error format and the exit code of each class of failure, for every command
+// (docs/reliability.md): JSON syntax errors carry their line and column, argument errors are
+// invalid input, `saltation disks` writes nothing when interrupted.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "saltation/errors.hpp"
+#include "saltation/io/files.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The InvalidInput that parse_json throws for `text`.
+saltation::InvalidInput parse_failure(const std::string& text) {
+  try {
+    saltation::io::parse_json(text);
+  } catch (const saltation::InvalidInput& e) {
+    return e;
+  }
+  ADD_FAILURE() << "parsed without error: " << text;
+  return saltation::InvalidInput("", -1, "");
+}
+
+struct Outcome {
+  int exit_code;
+  std::string err;
+};
+
+class Commands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* cli = std::getenv("SALTATION_CLI");
+    ASSERT_NE(cli, nullptr) << "SALTATION_CLI must point at the saltation binary (ctest sets it)";
+    cli_ = cli;
+    dir_ = fs::temp_directory_path() / ("saltation_reliability_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `saltation ARGS` (with `prefix` before it, e.g. a timeout) and returns its exit code and stderr.
+  Outcome run(const std::string& args, const std::string& prefix = "") const {
+    const fs::path err = dir_ / "err.txt";
+    const int status = std::system((prefix + "'" + cli_ + "' " + args + " > /dev/null 2> '" + err.string() + "'").c_str());
+    std::ifstream e(err);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+            std::string((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>())};
+  }
+  std::string file(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return "'" + (dir_ / name).string() + "'";
+  }
+  std::string path(const std::string& name) const { return "'" + (dir_ / name).string() + "'"; }
+  bool nothing_but_inputs_left() const {
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      if (name != "err.txt" && name.find(".in.json") == std::string::npos) return false;
+    }
+    return true;
+  }
+
+  std::string cli_;
+  fs::path dir_;
+};
+
+const char* kBall = R"({"model": "bouncing_ball", "options": {"t_final": 1.0, "dt": 0.01}, "theta": [[1.0, 0.0, 0.8]]})";
+
+}  // namespace
+
+TEST(JsonErrors, SyntaxErrorsNameLineAndColumn) {
+  const auto e = parse_failure("{\n  \"model\": \"bouncing_ball\",\n  \"theta\": [[1, 2,]]\n}");
+  EXPECT_EQ(e.parameter(), "input");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.column(), 19);  // the ']' after the trailing comma
+  EXPECT_EQ(std::string(e.what()).rfind("invalid input: input (line 3, column 19): not valid JSON", 0), 0) << e.what();
+  EXPECT_EQ(std::string(e.what()).find("[json.exception"), std::string::npos) << "nlohmann's prefix is dropped: " << e.what();
+
+  const auto first = parse_failure("{\"a\" 1}");
+  EXPECT_EQ(first.line(), 1);
+  EXPECT_EQ(first.column(), 6) << first.what();
+
+  const auto end = parse_failure("{\"a\": 1,\n");  // the end of the input, after the last newline
+  EXPECT_EQ(end.line(), 2);
+  EXPECT_EQ(end.column(), 1);
+}
+
+TEST(JsonErrors, ErrorsWithoutAPlaceKeepTheirFormat) {
+  const saltation::InvalidInput e("e", 1, "theta[2] = 1.5 must be in [0, 1]");
+  EXPECT_STREQ(e.what(), "invalid input: e (row 1): theta[2] = 1.5 must be in [0, 1]");
+  EXPECT_EQ(e.line(), 0);
+  const saltation::InvalidInput both("theta", 4, 7, 2, "bad");
+  EXPECT_STREQ(both.what(), "invalid input: theta (row 4, line 7, column 2): bad");
+}
+
+TEST_F(Commands, SyntaxErrorOfARequestFileIsInvalidInputWithItsPlace) {
+  const Outcome r = run("solve " + file("bad.in.json", "{\"model\": \"bouncing_ball\",\n \"theta\": [[1, 2 3]]}") + " --out " +
+                    path("out.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("saltation: invalid input: input (line 2, column 18): not valid JSON", 0), 0) << r.err;
+  EXPECT_TRUE(nothing_but_inputs_left());
+}
+
+TEST_F(Commands, ArgumentErrorsAreInvalidInputInTheOneFormat) {
+  for (const std::string args : {"solve " + file("ball.in.json", kBall) + " --no-such-flag", std::string("solve"),
+                                 std::string("no-such-command"), "solve " + path("ball.in.json") + " --threads many",
+                                 "disks " + path("ball.in.json") + " --format xml", std::string("")}) {
+    const Outcome r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("saltation: invalid input: arguments: ", 0), 0) << args << ": " << r.err;
+  }
+  EXPECT_EQ(run("--help").exit_code, 0);
+  EXPECT_EQ(run("solve --help").exit_code, 0);
+  EXPECT_EQ(run("--version").exit_code, 0);
+}
+
+TEST_F(Commands, ExitCodePerClassForSweepMergeAndDisks) {
+  const std::string study = file("study.in.json", R"({"model": "bouncing_ball",
+    "options": {"t_final": 1.0, "dt": 0.01, "event_capacity": 4},
+    "parameters": {"h0": {"dist": "uniform", "low": 1.0, "high": 2.0}, "v0": 0.0, "e": 0.8},
+    "objectives": [{"name": "t0", "event_time": 0}], "samples": 64})");
+  EXPECT_EQ(run("sweep " + study + " --backend cpu --out " + path("sweep")).exit_code, 0);
+  const Outcome bad_study = run("sweep " + file("bad_study.in.json", R"({"model": "bouncing_ball", "samples": 0})") +
+                            " --out " + path("bad"));
+  EXPECT_EQ(bad_study.exit_code, 2);
+  EXPECT_EQ(bad_study.err.rfind("saltation: invalid input: ", 0), 0) << bad_study.err;
+  const Outcome missing_study = run("sweep " + path("missing.json") + " --out " + path("bad"));
+  EXPECT_EQ(missing_study.exit_code, 3);
+  EXPECT_EQ(missing_study.err.rfind("saltation: I/O error: ", 0), 0) << missing_study.err;
+
+  const Outcome missing_partial = run("merge " + path("nowhere") + " --out " + path("merged"));
+  EXPECT_EQ(missing_partial.exit_code, 3) << missing_partial.err;
+  fs::create_directories(dir_ / "not_a_shard");
+  std::ofstream(dir_ / "not_a_shard" / "partial.json") << R"({"samples": 3})";
+  const Outcome not_a_partial = run("merge " + path("not_a_shard") + " --out " + path("merged"));
+  EXPECT_EQ(not_a_partial.exit_code, 2) << not_a_partial.err;
+  EXPECT_FALSE(fs::exists(dir_ / "merged" / "summary.json"));
+
+  const Outcome bad_disks = run("disks " + file("disks.in.json", R"({"n_disks": 2, "dt": 0.01, "n_frames": 2, "radius": "big", "mass": 1, "positions": [[0, 0], [1, 0]]})"));
+  EXPECT_EQ(bad_disks.exit_code, 2);
+  EXPECT_EQ(bad_disks.err.rfind("saltation: invalid input: radius", 0), 0) << bad_disks.err;
+  EXPECT_EQ(run("disks " + path("missing.json")).exit_code, 3);
+}
+
+TEST_F(Commands, InterruptedDisksRunWritesNothing) {
+  // Seconds of rollouts (200 systems, 5 10^4 steps each); SIGINT after half a second.
+  nlohmann::json request = {{"n_systems", 200}, {"n_disks", 2}, {"dt", 0.002}, {"n_frames", 1000}, {"stride", 50},
+                            {"radius", 0.5}, {"mass", 1.0}, {"positions", {{-0.54, 0.0}, {0.54, 0.0}}},
+                            {"velocities", {{0.5, 0.0}, {-0.5, 0.0}}}};
+  const std::string in = file("long.in.json", request.dump());
+  const Outcome r = run("disks " + in + " --backend cpu --format npy --out " + path("rollout"),
+                    "timeout --preserve-status -s INT 0.5 ");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.err.rfind("saltation: interrupted: signal 2", 0), 0) << r.err;
+  EXPECT_TRUE(nothing_but_inputs_left());
+}
