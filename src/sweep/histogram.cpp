@@ -15,15 +15,16 @@ Histogram::Histogram(HistogramRange range) : range_(range) {
 }
 
 void Histogram::add(double x) {
-  if (!(x >= range_.low)) {
-    ++below_;
-  } else if (x >= range_.high) {
-    ++above_;
-  } else {
-    const auto bin = static_cast<std::uint64_t>((x - range_.low) / (range_.high - range_.low) * range_.n_bins);
-    // x just below high can round up to n_bins.
-    ++counts_[bin < range_.n_bins ? bin : range_.n_bins - 1];
-  }
+  const std::uint32_t slot = histogram_slot(range_, x);
+  if (slot == 0) ++below_;
+  else if (slot == range_.n_bins + 1) ++above_;
+  else ++counts_[slot - 1];
+}
+
+void Histogram::add_slots(const std::uint64_t* slots) {
+  below_ += slots[0];
+  for (std::uint32_t b = 0; b < range_.n_bins; ++b) counts_[b] += slots[1 + b];
+  above_ += slots[range_.n_bins + 1];
 }
 
 void Histogram::merge(const Histogram& other) {
@@ -49,17 +50,8 @@ Histogram Histogram::from_json(const nlohmann::json& j) {
 
 namespace {
 
-constexpr std::uint64_t sign_bit = std::uint64_t(1) << 63;
-
-// The bit pattern reordered so that unsigned order is the order of the values: positive numbers
-// get the sign bit set, negative ones are complemented.
-std::uint64_t sortable_bits(double x) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  return (bits & sign_bit) ? ~bits : (bits | sign_bit);
-}
-
 double from_sortable_bits(std::uint64_t sortable) {
+  constexpr std::uint64_t sign_bit = std::uint64_t(1) << 63;
   const std::uint64_t bits = (sortable & sign_bit) ? (sortable & ~sign_bit) : ~sortable;
   double x;
   std::memcpy(&x, &bits, sizeof x);
@@ -76,8 +68,13 @@ QuantileSketch::QuantileSketch(int mantissa_bits) : mantissa_bits_(mantissa_bits
 double QuantileSketch::relative_error_bound() const { return std::ldexp(1.0, -(mantissa_bits_ + 1)); }
 
 void QuantileSketch::add(double x) {
-  ++buckets_[sortable_bits(x) >> (52 - mantissa_bits_)];
+  ++buckets_[sketch_key(x, mantissa_bits_)];
   ++count_;
+}
+
+void QuantileSketch::add_bucket(std::uint64_t key, std::uint64_t count) {
+  buckets_[key] += count;
+  count_ += count;
 }
 
 void QuantileSketch::merge(const QuantileSketch& other) {

@@ -40,4 +40,10 @@ CoMoments CoMoments::from_json(const nlohmann::json& j) {
   return m;
 }
 
+void CoMoments::assign(double weight, const double* mean, const double* comoment) {
+  weight_ = weight;
+  mean_.assign(mean, mean + dim_);
+  comoment_.assign(comoment, comoment + static_cast<std::size_t>(dim_) * dim_);
+}
+
 }  // namespace saltation::sweep

@@ -8,25 +8,6 @@
 
 namespace saltation::sweep {
 
-namespace {
-
-// Poisson(1) by inverse CDF: the smallest k with P(K <= k) >= u. P(K > 19) < 1e-18, below the
-// largest u's distance from 1; the cap only guards against the rounded cumulative sum stalling
-// just under u.
-double poisson1_from_uniform(double u) {
-  double probability = 0.36787944117144232160;  // e^-1 = P(K = 0)
-  double cumulative = probability;
-  int k = 0;
-  while (u > cumulative && k < 40) {
-    ++k;
-    probability /= k;
-    cumulative += probability;
-  }
-  return k;
-}
-
-}  // namespace
-
 SobolAccumulator::SobolAccumulator(int n_factors, std::uint64_t seed, int n_resamples)
     : n_factors_(n_factors), seed_(seed), n_resamples_(n_resamples) {
   if (n_factors < 1) throw InvalidInput("n_factors", -1, "a Sobol study needs at least one random parameter");
@@ -44,16 +25,17 @@ void SobolAccumulator::add(std::uint64_t index, const double* values) {
       return;
     }
   }
-  const double f_a = values[0], f_b = values[1];
   for (int r = 0; r <= n_resamples_; ++r) {
-    const double w = r == 0 ? 1.0 : poisson1_from_uniform(uniform01(seed_, Stream::bootstrap, index, r - 1));
-    if (w == 0.0) continue;
-    for (int s = 0; s <= n_factors_; ++s) {
-      const double pair[2] = {s == 0 ? f_a : f_b, s == 0 ? f_b : values[1 + s] - f_a};
-      const std::size_t k = set(r, s);
-      comoments_add(weight_[k], &mean_[k * 2], &comoment_[k * 4], 2, pair, w);
-    }
+    const std::size_t k = set(r, 0);
+    sobol_add_replicate(&weight_[k], &mean_[k * 2], &comoment_[k * 4], n_factors_, seed_, index, r, values);
   }
+}
+
+void SobolAccumulator::assign(std::uint64_t n_non_finite, const double* weight, const double* mean, const double* comoment) {
+  n_non_finite_ = n_non_finite;
+  weight_.assign(weight, weight + weight_.size());
+  mean_.assign(mean, mean + mean_.size());
+  comoment_.assign(comoment, comoment + comoment_.size());
 }
 
 void SobolAccumulator::merge(const SobolAccumulator& later) {

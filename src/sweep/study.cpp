@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <omp.h>
+
 #include "saltation/errors.hpp"
 #include "saltation/io/json_object.hpp"
 #include "saltation/io/npy.hpp"
@@ -622,7 +624,9 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
 
   const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
   const std::uint64_t per_sample = bytes_per_observed_trajectory(info, study, ev.n_design()) * ev.rows_per_sample();
-  const std::uint64_t chunk = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
+  const std::uint64_t fitting = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
+  // Whole blocks per chunk where the budget allows: those fold in parallel (and on the device).
+  const std::uint64_t chunk = fitting >= study.block_size ? fitting / study.block_size * study.block_size : fitting;
 
   std::unique_ptr<PerSampleFiles> files;
   if (!run.per_sample_prefix.empty())
@@ -645,8 +649,15 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
     if (run.progress) run.progress(done, shard_samples);
   };
   // One worker: the solver parallelises each chunk itself, and per-sample files stream in order.
+  // A chunk's whole blocks are folded in parallel: on the device with the CUDA backend, else by
+  // the OpenMP threads the solve uses.
+  const int fold_threads = ev.options.threads > 0 ? ev.options.threads : omp_get_max_threads();
+  const ExecutionPlan plan{chunk, 1, fold_threads};
   StudyResult result;
-  result.partial = reduce_blocks(empty, layout, blocks, ExecutionPlan{chunk, 1}, fill);
+  if (ev.backend == Backend::Cuda)
+    result.partial = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device);
+  else
+    result.partial = reduce_blocks(empty, layout, blocks, plan, fill);
   if (files) files->commit();
 
   json parameters = json::object();

@@ -50,6 +50,23 @@ void OutputSummary::merge(const OutputSummary& later) {
   }
 }
 
+void OutputSummary::assign(const SummaryState& state) {
+  const int n = input_width();
+  n_finite_ = state.n_finite;
+  n_non_finite_ = state.n_non_finite;
+  moments_.assign(state.weight, state.mean.data(), state.comoment.data());
+  min_ = state.min;
+  max_ = state.max;
+  std::size_t slot = 0;  // output i's slots follow those of outputs 0 .. i - 1
+  for (int i = 0; i < n; ++i) {
+    if (has_histograms()) {
+      histograms_[i].add_slots(state.slots.data() + slot);
+      slot += histograms_[i].range().n_bins + 2;
+    }
+    for (const auto& [key, count] : state.buckets[i]) quantiles_[i].add_bucket(key, count);
+  }
+}
+
 nlohmann::json OutputSummary::to_json() const {
   nlohmann::json histograms = nlohmann::json::array(), quantiles = nlohmann::json::array();
   for (const auto& h : histograms_) histograms.push_back(h.to_json());

@@ -11,6 +11,7 @@
 
 #include "saltation/backend.hpp"
 #include "saltation/sweep/sobol.hpp"
+#include "saltation/sweep/study.hpp"
 
 namespace sweep_cuda_test {
 
@@ -70,6 +71,42 @@ TEST(SweepCuda, DeviceDrawsTheHostsBits) {
       }
     }
   }
+}
+
+// The device fold of a study's blocks (study_fold_cuda.cu) against the host's: the same study
+// accumulator, bit for bit, block by block, with histograms, sketches, non-finite samples, Sobol
+// replicates and a short last block.
+TEST(SweepCuda, DeviceFoldIsTheHostsFoldBitForBit) {
+  if (!saltation::cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  const nlohmann::json study_json = nlohmann::json::parse(R"({"model": "bouncing_ball",
+    "options": {"t_final": 3.0, "dt": 0.001, "event_capacity": 16},
+    "parameters": {"h0": {"dist": "uniform", "low": 1.0, "high": 2.0}, "v0": 0.0, "e": {"dist": "uniform", "low": 0.6, "high": 0.8}},
+    "objectives": [{"name": "t2", "event_time": 1}, {"name": "h", "final_state": "h"}],
+    "samples": 10000, "seed": 3, "sobol": true})");
+  saltation::ModelInfo info;
+  info.name = "bouncing_ball";
+  info.N = info.M = 2;
+  info.P = 3;
+  info.state_names = {"h", "v"};
+  info.param_names = {"h0", "v0", "e"};
+  const Study study = parse_study(study_json, info);
+  const std::vector<HistogramRange> ranges(2, HistogramRange{0.0, 3.0, 64});
+  const StudyAccumulator empty(study, 16, ranges);
+  const int width = empty.input_width();
+  // Samples 4096 .. 4096 + 9000: two whole blocks and a short one; some values non-finite.
+  const std::uint64_t first = 4096, n = 9000, block = 4096;
+  std::vector<double> outputs(static_cast<std::size_t>(width) * n);
+  for (int r = 0; r < width; ++r)
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const double u = uniform01(11, Stream::monte_carlo, first + i, static_cast<std::uint32_t>(r));
+      outputs[r * n + i] = r < 3 ? std::floor(4 * u) : 3.0 * u - 0.2;
+      if (i % 997 == r) outputs[r * n + i] = NAN;
+    }
+  const std::vector<StudyAccumulator> host = fold_blocks_on_host(empty, first, n, block, outputs.data(), n, 1);
+  const std::vector<StudyAccumulator> device = fold_study_blocks_on_device(empty, first, n, block, outputs.data(), n);
+  ASSERT_EQ(device.size(), host.size());
+  for (std::size_t b = 0; b < host.size(); ++b)
+    EXPECT_EQ(nlohmann::json::to_cbor(device[b].to_json()), nlohmann::json::to_cbor(host[b].to_json())) << "block " << b;
 }
 
 }  // namespace sweep_cuda_test

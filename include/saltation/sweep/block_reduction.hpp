@@ -47,10 +47,12 @@ struct BlockRange {
 };
 
 // How a run is executed; none of it changes a result. `fill` is called with at most chunk_size
-// samples at a time, from up to n_threads OpenMP threads at once.
+// samples at a time, from up to n_threads OpenMP threads at once; the whole blocks of a chunk are
+// folded by up to fold_threads threads (fold_blocks_on_host).
 struct ExecutionPlan {
   std::uint64_t chunk_size = 4096;
   int n_threads = 1;
+  int fold_threads = 1;
 };
 
 template <class Acc>
@@ -109,45 +111,80 @@ void push_node(std::vector<TreeNode<Acc>>& stack, TreeNode<Acc> node, std::uint6
   }
 }
 
-// Blocks [first_block, end_block) by one worker: fill chunk by chunk, add in index order.
-template <class Acc, class Fill>
+// Blocks [first_block, end_block) by one worker: fill chunk by chunk; a chunk's whole blocks go
+// to fold_blocks at once, a block split across chunks is added sample by sample in index order.
+// Either way each block's value is add() over its samples in order, so the result is the same.
+template <class Acc, class Fill, class FoldBlocks>
 std::vector<TreeNode<Acc>> reduce_run(const Acc& empty, const BlockLayout& layout, std::uint64_t first_block,
-                                      std::uint64_t end_block, std::uint64_t chunk_size, Fill& fill) {
-  const std::uint64_t n_blocks = layout.n_blocks();
+                                      std::uint64_t end_block, std::uint64_t chunk_size, Fill& fill,
+                                      FoldBlocks& fold_blocks) {
+  const std::uint64_t n_blocks = layout.n_blocks(), bs = layout.block_size;
   const int width = empty.input_width();
-  const std::uint64_t begin = first_block * layout.block_size;
-  const std::uint64_t end = std::min(end_block * layout.block_size, layout.n_samples);
+  const std::uint64_t begin = first_block * bs;
+  const std::uint64_t end = std::min(end_block * bs, layout.n_samples);
   std::vector<double> outputs(static_cast<std::size_t>(std::min(chunk_size, end - begin)) * width);
   std::vector<double> row(width);
   std::vector<TreeNode<Acc>> stack;
-  TreeNode<Acc> block{0, first_block, empty};
+  TreeNode<Acc> open{0, first_block, empty};  // the block being added to sample by sample
   for (std::uint64_t start = begin; start < end;) {
     const std::uint64_t count = std::min(chunk_size, end - start);
     fill(start, count, outputs.data());
-    for (std::uint64_t i = 0; i < count; ++i) {
-      const std::uint64_t index = start + i;
-      if (index / layout.block_size != block.index) {
-        push_node(stack, std::move(block), n_blocks);
-        block = TreeNode<Acc>{0, index / layout.block_size, empty};
+    for (std::uint64_t i = 0; i < count;) {
+      const std::uint64_t index = start + i, block = index / bs;
+      const std::uint64_t block_end = std::min((block + 1) * bs, layout.n_samples);
+      if (index == block * bs && block_end <= start + count) {
+        std::uint64_t whole_end = block_end;  // the run of whole blocks that starts here
+        while (whole_end < start + count && std::min(whole_end + bs, layout.n_samples) <= start + count)
+          whole_end = std::min(whole_end + bs, layout.n_samples);
+        std::vector<Acc> folded = fold_blocks(empty, index, whole_end - index, bs, outputs.data() + i, count);
+        for (std::size_t k = 0; k < folded.size(); ++k) push_node(stack, TreeNode<Acc>{0, block + k, std::move(folded[k])}, n_blocks);
+        i += whole_end - index;
+        continue;
       }
+      if (index == block * bs) open = TreeNode<Acc>{0, block, empty};
       for (int r = 0; r < width; ++r) row[r] = outputs[r * count + i];
-      block.value.add(index, row.data());
+      open.value.add(index, row.data());
+      if (index + 1 == block_end) push_node(stack, std::move(open), n_blocks);
+      ++i;
     }
     start += count;
   }
-  push_node(stack, std::move(block), n_blocks);
   return stack;
 }
 
 }  // namespace detail
 
+// The whole blocks of samples [first_index, first_index + n_samples) (first_index a block start),
+// each built by add() in index order, in parallel over blocks: one accumulator per block. `outputs`
+// holds value r of sample first_index + i at outputs[r * stride + i].
+template <class Acc>
+std::vector<Acc> fold_blocks_on_host(const Acc& empty, std::uint64_t first_index, std::uint64_t n_samples,
+                                     std::uint64_t block_size, const double* outputs, std::uint64_t stride,
+                                     int n_threads) {
+  const std::int64_t n = static_cast<std::int64_t>((n_samples + block_size - 1) / block_size);
+  const int width = empty.input_width();
+  std::vector<Acc> blocks(static_cast<std::size_t>(n), empty);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::vector<double> row(width);
+    const std::uint64_t first = k * block_size, last = std::min(first + block_size, n_samples);
+    for (std::uint64_t i = first; i < last; ++i) {
+      for (int r = 0; r < width; ++r) row[r] = outputs[r * stride + i];
+      blocks[k].add(first_index + i, row.data());
+    }
+  }
+  return blocks;
+}
+
 // Runs blocks `blocks` of `layout` and returns their partial. fill(first_index, count, outputs)
 // writes the input_width() values of samples first_index .. first_index + count - 1 in SoA order
 // (value r of sample first_index + i at outputs[r * count + i]); it must be safe to call from
-// several threads at once. Exceptions from fill propagate (the first one).
-template <class Acc, class Fill>
+// several threads at once. fold_blocks(empty, first_index, n_samples, block_size, outputs, stride)
+// returns the accumulators of the whole blocks in that range, each equal to add() over its samples
+// in order (fold_blocks_on_host, or a device's fold). Exceptions propagate (the first one).
+template <class Acc, class Fill, class FoldBlocks>
 Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const BlockRange& blocks,
-                           const ExecutionPlan& plan, Fill&& fill) {
+                           const ExecutionPlan& plan, Fill&& fill, FoldBlocks&& fold_blocks) {
   detail::check_layout(layout);
   if (plan.chunk_size == 0) throw InvalidInput("chunk_size", -1, "must be positive");
   if (plan.n_threads < 1) throw InvalidInput("n_threads", -1, "must be at least 1");
@@ -163,7 +200,7 @@ Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const Bl
     try {
       const std::uint64_t first = blocks.first + n_range * k / n_runs;
       const std::uint64_t end = blocks.first + n_range * (k + 1) / n_runs;
-      runs[k] = detail::reduce_run(empty, layout, first, end, plan.chunk_size, fill);
+      runs[k] = detail::reduce_run(empty, layout, first, end, plan.chunk_size, fill, fold_blocks);
     } catch (...) {
 #pragma omp critical(saltation_sweep_error)
       if (!error) error = std::current_exception();
@@ -174,6 +211,17 @@ Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const Bl
   for (auto& run : runs)
     for (auto& node : run) detail::push_node(partial.nodes, std::move(node), layout.n_blocks());
   return partial;
+}
+
+// The same with the whole blocks folded on the host by plan.fold_threads threads.
+template <class Acc, class Fill>
+Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const BlockRange& blocks,
+                           const ExecutionPlan& plan, Fill&& fill) {
+  return reduce_blocks(empty, layout, blocks, plan, fill,
+                       [&plan](const Acc& e, std::uint64_t first_index, std::uint64_t n_samples, std::uint64_t block_size,
+                               const double* outputs, std::uint64_t stride) {
+                         return fold_blocks_on_host(e, first_index, n_samples, block_size, outputs, stride, plan.fold_threads);
+                       });
 }
 
 // All samples of `layout`: the root of the tree.

@@ -2,10 +2,13 @@
 // Integer-count summaries of one output: a fixed-bin histogram and a quantile sketch. Both hold
 // only counts, so their merge is exact: the result is the same in any order and grouping.
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "saltation/config.hpp"
 
 namespace saltation::sweep {
 
@@ -17,11 +20,36 @@ struct HistogramRange {
   std::uint32_t n_bins = 64;
 };
 
+// Where x goes in a histogram over `range`: 0 below (NaN too), 1 + bin, n_bins + 1 above. One
+// definition for the host's add and a device's fold.
+SALTATION_HD inline std::uint32_t histogram_slot(const HistogramRange& range, double x) {
+  if (!(x >= range.low)) return 0;
+  if (x >= range.high) return range.n_bins + 1;
+  const auto bin = static_cast<std::uint64_t>((x - range.low) / (range.high - range.low) * range.n_bins);
+  // x just below high can round up to n_bins.
+  return 1 + static_cast<std::uint32_t>(bin < range.n_bins ? bin : range.n_bins - 1);
+}
+
+// The bit pattern reordered so that unsigned order is the order of the values: positive numbers
+// get the sign bit set, negative ones are complemented.
+SALTATION_HD inline std::uint64_t sortable_bits(double x) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  constexpr std::uint64_t sign_bit = std::uint64_t(1) << 63;
+  return (bits & sign_bit) ? ~bits : (bits | sign_bit);
+}
+
+// The QuantileSketch bucket of a finite x (below): sign, exponent and the top m mantissa bits, a
+// key of 12 + m <= 32 bits.
+SALTATION_HD inline std::uint64_t sketch_key(double x, int mantissa_bits) { return sortable_bits(x) >> (52 - mantissa_bits); }
+
 class Histogram {
  public:
   explicit Histogram(HistogramRange range = {});
   void add(double x);
   void merge(const Histogram& other);
+  // Adds counts per slot (histogram_slot's numbering: below, the bins, above): a device's fold.
+  void add_slots(const std::uint64_t* slots);
 
   const HistogramRange& range() const { return range_; }
   const std::vector<std::uint64_t>& counts() const { return counts_; }
@@ -55,6 +83,8 @@ class QuantileSketch {
   explicit QuantileSketch(int mantissa_bits = 7);
   void add(double x);
   void merge(const QuantileSketch& other);
+  // `count` more values in bucket `key` (sketch_key): a device's fold.
+  void add_bucket(std::uint64_t key, std::uint64_t count);
 
   std::uint64_t count() const { return count_; }
   int mantissa_bits() const { return mantissa_bits_; }

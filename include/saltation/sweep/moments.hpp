@@ -61,6 +61,8 @@ class CoMoments {
   void add(const double* x, double weight = 1.0) { comoments_add(weight_, mean_.data(), comoment_.data(), dim_, x, weight); }
   // `later` holds samples after this one's in the global order.
   void merge(const CoMoments& later);
+  // The state a device's fold computed with comoments_add: weight, dim means, dim x dim co-moments.
+  void assign(double weight, const double* mean, const double* comoment);
 
   int dim() const { return dim_; }
   double weight() const { return weight_; }  // the sample count when every weight is 1

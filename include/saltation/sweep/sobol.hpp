@@ -34,6 +34,8 @@
 
 #include "saltation/config.hpp"
 #include "saltation/sweep/distributions.hpp"
+#include "saltation/sweep/moments.hpp"
+#include "saltation/sweep/random.hpp"
 
 namespace saltation::sweep {
 
@@ -76,6 +78,36 @@ SALTATION_HD inline void saltelli_parameters(const Distribution* distributions, 
                theta);
 }
 
+// Poisson(1) by inverse CDF: the smallest k with P(K <= k) >= u. P(K > 19) < 1e-18, below the
+// largest u's distance from 1; the cap only guards against the rounded cumulative sum stalling
+// just under u.
+SALTATION_HD inline double poisson1_from_uniform(double u) {
+  double probability = 0.36787944117144232160;  // e^-1 = P(K = 0)
+  double cumulative = probability;
+  int k = 0;
+  while (u > cumulative && k < 40) {
+    ++k;
+    probability /= k;
+    cumulative += probability;
+  }
+  return k;
+}
+
+// Bootstrap replicate r (0: unit weights) of SobolAccumulator updated with base sample `index`,
+// whose k + 2 values are finite: the replicate's k + 1 co-moment sets, set 0 the pair (f(A), f(B))
+// and set 1 + i the pair (f(B), d_i), at weight[s], mean[2 s], comoment[4 s]. One definition for
+// the host's add and a device's fold.
+SALTATION_HD inline void sobol_add_replicate(double* weight, double* mean, double* comoment, int n_factors,
+                                             std::uint64_t seed, std::uint64_t index, int r, const double* values) {
+  const double w = r == 0 ? 1.0 : poisson1_from_uniform(uniform01(seed, Stream::bootstrap, index, r - 1));
+  if (w == 0.0) return;
+  const double f_a = values[0], f_b = values[1];
+  for (int s = 0; s <= n_factors; ++s) {
+    const double pair[2] = {s == 0 ? f_a : f_b, s == 0 ? f_b : values[1 + s] - f_a};
+    comoments_add(weight[s], &mean[s * 2], &comoment[s * 4], 2, pair, w);
+  }
+}
+
 struct SobolIndices {
   std::uint64_t n_base_samples = 0;  // N, finite ones
   std::uint64_t n_non_finite = 0;
@@ -96,8 +128,13 @@ class SobolAccumulator {
   // values = f(A_j), f(B_j), f(AB_1,j) .. f(AB_k,j) of base sample `index` = j.
   void add(std::uint64_t index, const double* values);
   void merge(const SobolAccumulator& later);
+  // Becomes the accumulator a device's fold computed with sobol_add_replicate (this one empty):
+  // per replicate r its k + 1 sets at weight[r (k + 1) + s], mean[2 (...)], comoment[4 (...)].
+  void assign(std::uint64_t n_non_finite, const double* weight, const double* mean, const double* comoment);
 
   int n_factors() const { return n_factors_; }
+  int n_resamples() const { return n_resamples_; }
+  std::uint64_t seed() const { return seed_; }
   SobolIndices indices(double confidence_level = 0.95) const;
 
   nlohmann::json to_json() const;

@@ -100,11 +100,25 @@ class StudyAccumulator {
   const std::vector<OutputSummary>& objectives() const { return objectives_; }
   const std::vector<SobolAccumulator>& sobol() const { return sobol_; }
 
+  // The parts in the order of a sample's values (the outcomes, the objectives, then the Sobol
+  // accumulators), for a device's fold to assign (study_fold.hpp).
+  std::size_t n_summaries() const { return 1 + objectives_.size(); }
+  OutputSummary& summary(std::size_t k) { return k == 0 ? outcomes_.front() : objectives_[k - 1]; }
+  SobolAccumulator& sobol(std::size_t o) { return sobol_[o]; }
+
  private:
   std::vector<OutputSummary> outcomes_;  // one: status, n_events, topology_changed
   std::vector<OutputSummary> objectives_;
   std::vector<SobolAccumulator> sobol_;
 };
+
+// A chunk's whole blocks folded on the CUDA device (src/sweep/study_fold_cuda.cu, with CUB): the
+// fold_blocks of block_reduction.hpp, value r of sample first_index + i at outputs[r * stride + i];
+// one accumulator per block, bit for bit StudyAccumulator::add over its samples in index order.
+// run_study uses it with the CUDA backend. CudaError without a device or without CUDA in the build.
+std::vector<StudyAccumulator> fold_study_blocks_on_device(const StudyAccumulator& empty, std::uint64_t first_index,
+                                                          std::uint64_t n_samples, std::uint64_t block_size,
+                                                          const double* outputs, std::uint64_t stride);
 
 struct StudyResult {
   Partial<StudyAccumulator> partial;

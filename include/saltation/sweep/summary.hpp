@@ -23,6 +23,15 @@ struct SummaryOptions {
   int quantile_mantissa_bits = 7;          // see QuantileSketch
 };
 
+// One block's OutputSummary as a device's fold leaves it, in flat arrays (OutputSummary::assign).
+struct SummaryState {
+  std::uint64_t n_finite = 0, n_non_finite = 0;
+  double weight = 0.0;
+  std::vector<double> mean, comoment, min, max;  // D, D x D, D, D
+  std::vector<std::uint64_t> slots;              // per output its n_bins + 2 (histogram_slot), outputs in order; empty without histograms
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> buckets;  // per output: (sketch_key, count)
+};
+
 class OutputSummary {
  public:
   explicit OutputSummary(const SummaryOptions& options);
@@ -32,6 +41,9 @@ class OutputSummary {
   // weighs the same).
   void add(std::uint64_t index, const double* outputs);
   void merge(const OutputSummary& later);
+  // Becomes the summary whose samples gave `state` (this one empty, of the same shape): what add()
+  // over them would have built, bit for bit when the fold used add()'s arithmetic.
+  void assign(const SummaryState& state);
 
   std::uint64_t n_samples() const { return n_finite_ + n_non_finite_; }
   std::uint64_t n_non_finite() const { return n_non_finite_; }
