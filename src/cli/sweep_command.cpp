@@ -44,6 +44,7 @@ struct SweepArgs {
 
 // What a run of the command starts from: the study as read, its model and how it runs.
 struct SweepSetup {
+  SweepSetup(json request_, AnyModel model_) : request(std::move(request_)), model(std::move(model_)) {}
   json request;
   AnyModel model;
   sweep::Study study;
@@ -188,7 +189,7 @@ SweepSetup prepare_sweep(const SweepArgs& a) {
   if (a.samples > 0) request["samples"] = a.samples;
   if (a.seed >= 0) request["seed"] = a.seed;
   const io::ModelChoice choice = io::parse_model_choice(request);
-  SweepSetup s{std::move(request), configure_builtin_model(choice.name, choice.config)};
+  SweepSetup s(std::move(request), configure_builtin_model(choice.name, choice.config));
   s.study = sweep::parse_study(s.request, s.model.info());
   if (a.threads >= 0) s.study.options.threads = a.threads;
   if (!a.backend.empty()) s.run.backend = parse_backend(a.backend);
