@@ -35,18 +35,23 @@ struct Solved {
 // zeros, so that an unreached event cannot pass for one at t = 0. The products never read them.
 void mark_unreached_events(Result& r) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (std::size_t i = 0; i < r.n; ++i)
-    for (int c = r.n_events[i]; c < r.C; ++c) {
-      r.ev_t[c * r.n + i] = nan;
-      for (int k = 0; k < r.N; ++k) {
-        r.ev_q[(std::size_t(c) * r.N + k) * r.n + i] = nan;
-        r.ev_q_plus[(std::size_t(c) * r.N + k) * r.n + i] = nan;
-        if (!r.sensitivities) continue;
-        for (int p = 0; p < r.P; ++p) r.ev_dq[((std::size_t(c) * r.N + k) * r.P + p) * r.n + i] = nan;
+  // Trajectories innermost: each SoA row is written in address order.
+  auto mark = [&](std::vector<double>& soa, std::size_t rows_per_slot) {
+    for (int c = 0; c < r.C; ++c)
+      for (std::size_t row = 0; row < rows_per_slot; ++row) {
+        double* values = soa.data() + (std::size_t(c) * rows_per_slot + row) * r.n;
+        for (std::size_t i = 0; i < r.n; ++i)
+          if (c >= r.n_events[i]) values[i] = nan;
       }
-      if (r.sensitivities)
-        for (int p = 0; p < r.P; ++p) r.ev_dt[(std::size_t(c) * r.P + p) * r.n + i] = nan;
-    }
+  };
+  const std::size_t N = static_cast<std::size_t>(r.N), P = static_cast<std::size_t>(r.P);
+  mark(r.ev_t, 1);
+  mark(r.ev_q, N);
+  mark(r.ev_q_plus, N);
+  if (r.sensitivities) {
+    mark(r.ev_dt, P);
+    mark(r.ev_dq, N * P);
+  }
 }
 
 std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::string& model_name,
@@ -85,9 +90,10 @@ Array row_major(const Solved& s, const std::string& name, bool zero_unreached) {
     throw InvalidInput("name", -1, "\"" + name + "\" is not a float64 array of this result");
   const std::size_t n = s.result.n, width = static_cast<std::size_t>(column->inner_size());
   const double* soa = static_cast<const double*>(column->data);
-  std::vector<double> rows(n * width);
+  std::vector<double> rows;
   {
     nb::gil_scoped_release release;
+    rows.resize(n * width);
     constexpr std::size_t block = 32;
     for (std::size_t r0 = 0; r0 < width; r0 += block)
       for (std::size_t i0 = 0; i0 < n; i0 += block)
