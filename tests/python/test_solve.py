@@ -36,6 +36,24 @@ def test_models_come_from_the_registry():
     assert set(saltation.options()) >= {"t_final", "dt", "event_capacity", "sensitivities", "probes"}
 
 
+# A valid theta row for every built-in model (default config); a new model must be added here.
+SAMPLE_ROWS = {
+    "bouncing_ball": [1.0, 0.0, 0.8],
+    "thermostat": [20.0, 10.0, 1.0, 30.0, 18.0, 22.0],  # T0, T_env, tau, Q, T_low, T_high
+    "terrain_ball": [1.0, 0.5, 0.05, 0.8, 0.1],  # no bumps: flat ground
+}
+
+
+@pytest.mark.parametrize("model", [m["name"] for m in saltation.models()])
+def test_every_registered_model_solves_from_python(model):
+    assert model in SAMPLE_ROWS, f"add a theta row for {model}"
+    info = saltation.model_info(model)
+    r = saltation.solve(model, SAMPLE_ROWS[model], t_final=2.0, sensitivities=True)
+    assert r.state_names == info["state_names"] and r.parameter_names == info["param_names"]
+    assert r.qf.shape == (1, info["N"]) and r.dqf_dtheta.shape == (1, info["N"], info["P"])
+    assert r.status[0] == 0 and r.n_events[0] > 0 and np.all(np.isfinite(r.dqf_dtheta))
+
+
 def test_bouncing_ball_event_times_and_derivatives_match_the_closed_form():
     rows = np.array([[1.0, 0.0, 0.8], [2.0, 0.0, 0.5]])
     r = saltation.solve("bouncing_ball", rows, t_final=2.5, dt=1e-3, event_capacity=4, sensitivities=True)
