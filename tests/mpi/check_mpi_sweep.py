@@ -4,7 +4,7 @@
   bitwise   a study with design gradients and Sobol indices (four blocks) under mpirun -n 1 to 5 (the
             fifth rank has no block and idles): summary.json and partial.json equal to the
             single-process run's, provenance aside (wall time, rank count); the per-sample index
-            covers every sample once
+            covers every sample once, and the ranks' arrays concatenated are the single process's
   failure   rank 1 cannot move its per-sample array into place (a folder holds its name): exit 3,
             rank 0 reports "saltation: rank 1: I/O error: ...", no summary, partial or index; an invalid
             argument on every rank: exit 2, each rank reported
@@ -37,6 +37,15 @@ def load_without_run_keys(path):
     for key in RUN_KEYS:
         j["provenance"].pop(key, None)
     return j
+
+
+def npy_data(path):
+    """The data bytes of an NPY file (format 1.0: magic, version, 2-byte header length, header)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:6] != b"\x93NUMPY" or raw[6] != 1:
+        sys.exit(f"FAIL: {path} is not an NPY 1.0 file")
+    return raw[10 + int.from_bytes(raw[8:10], "little"):]
 
 
 def same(a_path, b_path):
@@ -89,7 +98,8 @@ def sobol_study():
 
 def check_bitwise(r):
     study = r.study("sobol", sobol_study())
-    r.single([study, "--out", r.path("single")])
+    r.single([study, "--out", r.path("single"), "--per-sample"])
+    arrays = sorted(f[len("samples_"):] for f in os.listdir(r.path("single")) if f.endswith(".npy"))
     for n in (1, 2, 3, 4, 5):
         out = r.path(f"ranks{n}")
         p = r.ranks(n, [study, "--out", out, "--per-sample"])
@@ -110,6 +120,10 @@ def check_bitwise(r):
                     sys.exit(f"FAIL: {out}/{name} is in the index but not on disk")
         if covered != 13000 or len(index["shards"]) != min(n, 4):
             sys.exit(f"FAIL: {out}/samples_index.json: {len(index['shards'])} shards cover {covered} samples")
+        for name in arrays:
+            ranks = b"".join(npy_data(os.path.join(out, f"samples_rank{s['rank']}_{name}")) for s in index["shards"])
+            if ranks != npy_data(r.path("single", "samples_" + name)):
+                sys.exit(f"FAIL: the ranks' {name} concatenated differ from the single process's")
         leftovers = [e for e in os.listdir(out) if ".tmp" in e]
         if leftovers:
             sys.exit(f"FAIL: temporaries left in {out}: {leftovers}")
