@@ -660,6 +660,9 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
     result.partial = reduce_blocks(empty, layout, blocks, plan, fill);
   if (files) files->commit();
 
+  // The thread count never changes a result: left out, so shards run with different --threads merge.
+  json options_json = io::options_to_json(ev.options);
+  options_json.erase("threads");
   json parameters = json::object();
   for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
   json objectives = json::array();
@@ -670,7 +673,7 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
                    {"config", info.config},
                    {"state_names", info.state_names},
                    {"param_names", info.param_names},
-                   {"options", io::options_to_json(ev.options)},
+                   {"options", options_json},
                    {"parameters", parameters},
                    {"objectives", objectives},
                    {"samples", study.samples},
