@@ -16,7 +16,9 @@ inline void write_result(std::FILE* f, const std::string& name, Result& r) {
                                       r.sensitivities ? 1ull : 0ull};
   std::fwrite(sizes, sizeof sizes, 1, f);
   std::fwrite(name.data(), 1, name.size(), f);
-  zip_arrays(r, r, [&](const auto& array, const auto&) { std::fwrite(array.data(), sizeof(array[0]), array.size(), f); });
+  zip_arrays(r, r, [&](const auto& array, const auto&) {
+    if (!array.empty()) std::fwrite(array.data(), sizeof(array[0]), array.size(), f);  // data() may be null when empty
+  });
 }
 
 // Every result in the file by name; empty when the file cannot be read.
@@ -31,7 +33,7 @@ inline std::map<std::string, Result> read_results(const std::string& path) {
     Result r(sizes[1], static_cast<int>(sizes[2]), static_cast<int>(sizes[3]), static_cast<int>(sizes[4]), sizes[5] != 0);
     bool complete = true;
     zip_arrays(r, r, [&](auto& array, auto&) {
-      complete = complete && std::fread(array.data(), sizeof(array[0]), array.size(), f) == array.size();
+      complete = complete && (array.empty() || std::fread(array.data(), sizeof(array[0]), array.size(), f) == array.size());
     });
     if (!complete) break;
     out.emplace(name, std::move(r));
