@@ -12,6 +12,8 @@
 //   d q-_e / dtheta = X- + f- tau_theta                           (total derivative of the event state)
 // with g_q, R_q from Dual<N> and g_theta, R_theta from Dual<kChunk> over chunks of theta.
 #include <cstddef>
+#include <type_traits>
+#include <utility>
 
 #include "saltation/config.hpp"
 #include "saltation/dual.hpp"
@@ -61,6 +63,21 @@ SALTATION_HD RowCheck check_row(const Model& m, const Th& th) {
   return r;
 }
 
+// Optional model member `guard_summary(th)`: what the model's guard bound needs of theta, formed
+// once per trajectory (theta does not change along it) and passed to
+// `guard_excluded(j, mode, q0, q1, th, summary)`, so the bound need not scan every parameter on
+// every step (the terrain ball's ceiling, docs/models.md).
+template <class Model, class Th, class = void>
+struct GuardSummaryOf {
+  struct type {};
+  static constexpr bool present = false;
+};
+template <class Model, class Th>
+struct GuardSummaryOf<Model, Th, std::void_t<decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()))>> {
+  using type = decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()));
+  static constexpr bool present = true;
+};
+
 // Sensitivity storage: empty for forward-only runs, so they carry and compute nothing.
 template <class Model, bool Sens>
 struct Tangents {};
@@ -68,42 +85,78 @@ struct Tangents {};
 template <class Model>
 struct Tangents<Model, true> {
   static constexpr int N = Model::N, P = Model::P, F = Model::F, W = tangent_width<Model>();
-  double Y[N * W];   // segment tangent
+  double Y[N * W];   // segment tangent (for affine flows, see `pending`)
   double Xs[N * P];  // X at the segment start, row-major N x P
 
-  // For affine flows, f_q (J) and the RK4 tangent matrix of a full step (Phi) depend on the mode
-  // and theta only: formed once per mode (Phi from the generic tangent step on the identity).
-  double J[N * N], Phi[N * N];
+  // For affine flows the RK4 tangent of a full step, Phi (N x N), depends on the mode and theta
+  // only: formed once per mode (from the generic tangent step on the identity). Full steps advance
+  // only the F flow-parameter columns of Y; its q-columns lack the factor Phi^pending, applied by
+  // up_to_date() when they are needed (at events, a shorter step and the end): O(log pending)
+  // N x N products instead of one N x N x N product per step.
+  double Phi[N * N];
   int affine_mode = -1;
+  int pending = 0;
 
+  // The state and Y_F (the only columns of Y_out written) of a full step (dt) of an affine flow;
+  // the caller keeps them with keep_affine_step().
   template <class Model_, class Th>
   SALTATION_HD void affine_full_step(const Model_& m, const double* q, int mode, const Th& th, double h,
                                      double* q_out, double* Y_out) {
     if (affine_mode != mode) {
-      using D = Dual<N>;
-      D qd[N], fd[N];
-      for (int i = 0; i < N; ++i) qd[i] = D::variable(q[i], i);
-      m.flow(qd, mode, ConstantParams<D, Th>{th}, fd);
+      up_to_date();
       double I[N * W], unused[N];
       for (int i = 0; i < N; ++i)
         for (int c = 0; c < W; ++c) I[i * W + c] = (c == i) ? 1.0 : 0.0;
       rk4_tangent_step(m, q, mode, th, h, unused, I);
       for (int i = 0; i < N; ++i)
-        for (int l = 0; l < N; ++l) {
-          J[i * N + l] = fd[i].d[l];
-          Phi[i * N + l] = I[i * W + l];
-        }
+        for (int l = 0; l < N; ++l) Phi[i * N + l] = I[i * W + l];
       affine_mode = mode;
     }
-    for (int e = 0; e < N * W; ++e) Y_out[e] = Y[e];
-    affine_tangent_step(m, q, mode, th, h, q_out, Y_out, J, Phi);
+    for (int i = 0; i < N; ++i)
+      for (int f = 0; f < F; ++f) Y_out[i * W + N + f] = Y[i * W + N + f];
+    affine_tangent_step(m, q, mode, th, h, q_out, Y_out);
+  }
+  SALTATION_HD void keep_affine_step(const double* Y_step) {
+    for (int i = 0; i < N; ++i)
+      for (int f = 0; f < F; ++f) Y[i * W + N + f] = Y_step[i * W + N + f];
+    ++pending;
+  }
+
+  // Applies the pending full steps to the q-columns of Y.
+  SALTATION_HD void up_to_date() {
+    if (pending == 0) return;
+    double power[N * N], base[N * N], tmp[N * N];
+    for (int e = 0; e < N * N; ++e) {
+      power[e] = (e % (N + 1) == 0) ? 1.0 : 0.0;
+      base[e] = Phi[e];
+    }
+    for (int n = pending; n > 0; n >>= 1) {
+      if (n & 1) {
+        mat_mul<N>(power, base, tmp);
+        for (int e = 0; e < N * N; ++e) power[e] = tmp[e];
+      }
+      if (n > 1) {
+        mat_mul<N>(base, base, tmp);
+        for (int e = 0; e < N * N; ++e) base[e] = tmp[e];
+      }
+    }
+    for (int i = 0; i < N; ++i)
+      for (int c = 0; c < N; ++c) {
+        double acc = 0.0;
+        for (int l = 0; l < N; ++l) acc += power[i * N + l] * Y[l * W + c];
+        tmp[i * N + c] = acc;
+      }
+    for (int i = 0; i < N; ++i)
+      for (int c = 0; c < N; ++c) Y[i * W + c] = tmp[i * N + c];
+    pending = 0;
   }
 
   SALTATION_HD void restart_segment() {
     for (int i = 0; i < N; ++i)
       for (int c = 0; c < W; ++c) Y[i * W + c] = (c == i) ? 1.0 : 0.0;
+    pending = 0;
   }
-  // Column p of X(t) = Y_q Xs + Y_theta.
+  // Column p of X(t) = Y_q Xs + Y_theta (after up_to_date()).
   SALTATION_HD void column(int p, double* x) const {
     int f_col = -1;
     for (int f = 0; f < F; ++f)
@@ -302,6 +355,7 @@ class Trajectory {
       initial_tangent();
       tan_.restart_segment();
     }
+    if constexpr (GuardSummaryOf<Model, Th>::present) guard_summary_ = m_.guard_summary(th_);
     refresh_guards(-1);
     if constexpr (has_jump_at_start<Model>::value) {
       for (int j = 0; j < M; ++j) {
@@ -334,8 +388,13 @@ class Trajectory {
     for (int k = 0; k < N; ++k) q_[k] = q_end[k];
     for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
     g_left_known_ = g_end_known;
-    if constexpr (Sens)
-      for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
+    if constexpr (Sens) {
+      if (affine_step(h)) {
+        tan_.keep_affine_step(Y_end);
+      } else {
+        for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
+      }
+    }
     t_ = last ? o_.t_final : t_ + h;
     return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
   }
@@ -347,6 +406,7 @@ class Trajectory {
     const double s = locate(bracket_, j);
     double q_minus[N];
     if constexpr (Sens) {
+      tan_.up_to_date();
       rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
     } else {
       rk4_step(m_, q_, mode_, th_, s, q_minus);
@@ -431,13 +491,22 @@ class Trajectory {
   // True when the model's conservative bound rules out every active guard on this step.
   SALTATION_HD bool all_guards_excluded(const double* q_end) const {
     if constexpr (has_guard_exclusion<Model>::value) {
-      for (int j = 0; j < M; ++j)
-        if (m_.direction(j, mode_) != 0 && !m_.guard_excluded(j, mode_, q_, q_end, th_)) return false;
+      for (int j = 0; j < M; ++j) {
+        if (m_.direction(j, mode_) == 0) continue;
+        if constexpr (GuardSummaryOf<Model, Th>::present) {
+          if (!m_.guard_excluded(j, mode_, q_, q_end, th_, guard_summary_)) return false;
+        } else {
+          if (!m_.guard_excluded(j, mode_, q_, q_end, th_)) return false;
+        }
+      }
       return true;
     } else {
       return false;
     }
   }
+
+  // Whether a step of h takes the affine path (Tangents): the cached step matrix is for dt.
+  SALTATION_HD bool affine_step(double h) const { return has_affine_flow<Model>::value && h == o_.dt; }
 
   // Steps to the end of (t, t+h], then (unless the guard bound rules the step out) probes it;
   // returns true with the first sub-interval that holds a crossing, else false with the end
@@ -445,9 +514,10 @@ class Trajectory {
   SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
     g_end_known = false;
     if constexpr (Sens) {
-      if (has_affine_flow<Model>::value && h == o_.dt) {  // the cached step matrix is for dt
+      if (affine_step(h)) {
         tan_.affine_full_step(m_, q_, mode_, th_, h, q_end, Y_end);
       } else {
+        tan_.up_to_date();
         for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
         rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
       }
@@ -581,6 +651,7 @@ class Trajectory {
           for (int k = 0; k < N; ++k) R_q[r * N + k] = qp[r].d[k];
       }
       m_.flow(q_plus, mode_plus, th_, f_plus);
+      tan_.up_to_date();
       const PartialsSource partials(*this, j, q_minus);
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         const int count = P - p0 < kChunk ? P - p0 : kChunk;
@@ -668,6 +739,7 @@ class Trajectory {
   SALTATION_HD void finish(Status status, double t_end, const double* qf) {
     finish_state(status, t_end, qf);
     if constexpr (Sens) {
+      tan_.up_to_date();
       for (int p = 0; p < P; ++p) {
         double x[N];
         tan_.column(p, x);
@@ -703,6 +775,7 @@ class Trajectory {
   double zeno_start_ = -1e300;
   int zeno_count_ = 0;
   Bracket bracket_;  // the crossing step() found, until take_bracketed_event()
+  typename GuardSummaryOf<Model, Th>::type guard_summary_{};
   Tangents<Model, Sens> tan_;
 };
 

@@ -68,22 +68,15 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
   for (int e = 0; e < N * W; ++e) Y[e] += (h / 6.0) * sumKY[e];
 }
 
-// The same step for a flow that is affine in q (f_q = J, constant in the mode): the q-columns of
-// Y advance by the step's constant tangent matrix Phi (N x N); the F flow-parameter columns by the
-// RK4 recursion with J and f_theta at the stage states, which one evaluation of the flow on
-// Dual<F> per stage gives together with the state's stages. Equal to rk4_tangent_step up to
-// rounding; the state is bit-identical to rk4_step's.
+// The flow-parameter columns Y_F (N x F, the last F columns of Y) of the same step for a flow that
+// is affine in q: seeding the stage states' dual slots with the stage tangents gives
+// f_q Y_F + f_theta_flow directly, one evaluation of the flow on Dual<F> per stage, and the
+// state's stages come with it (bit-identical to rk4_step's). The q-columns advance by the step's
+// constant tangent matrix, which the caller applies (Tangents, integrate_one.hpp).
 template <class Model, class Th>
 SALTATION_HD void affine_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h,
-                                      double* out, double* Y, const double* J, const double* Phi) {
+                                      double* out, double* Y) {
   constexpr int N = Model::N, F = Model::F, W = tangent_width<Model>();
-  double Yq[N * N];
-  for (int i = 0; i < N; ++i)
-    for (int c = 0; c < N; ++c) {
-      double acc = 0.0;
-      for (int l = 0; l < N; ++l) acc += Phi[i * N + l] * Y[l * W + c];
-      Yq[i * N + c] = acc;
-    }
   if constexpr (F == 0) {
     rk4_step(m, q, mode, th, h, out);
   } else {
@@ -91,41 +84,38 @@ SALTATION_HD void affine_tangent_step(const Model& m, const double* q, int mode,
     const FlowSeededParams<Model, Th, 0> fth{th};
     const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
     const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
-    double k[4][N], s[N], YF[N * F], KF[N * F], sumKF[N * F];
+    double k[4][N], KF[N * F], sumKF[N * F];
     for (int st = 0; st < 4; ++st) {
-      if (st == 0) {
-        for (int i = 0; i < N; ++i) s[i] = q[i];
-        for (int i = 0; i < N; ++i)
-          for (int f = 0; f < F; ++f) YF[i * F + f] = Y[i * W + N + f];
-      } else {
-        const double a = stage_scale[st] * h;
-        for (int i = 0; i < N; ++i) s[i] = q[i] + a * k[st - 1][i];
-        for (int i = 0; i < N; ++i)
-          for (int f = 0; f < F; ++f) YF[i * F + f] = Y[i * W + N + f] + a * KF[i * F + f];
-      }
+      const double a = stage_scale[st] * h;
       D sd[N], fd[N];
-      for (int i = 0; i < N; ++i) sd[i] = D(s[i]);
+      for (int i = 0; i < N; ++i) {
+        sd[i] = D(st == 0 ? q[i] : q[i] + a * k[st - 1][i]);
+        for (int f = 0; f < F; ++f) sd[i].d[f] = st == 0 ? Y[i * W + N + f] : Y[i * W + N + f] + a * KF[i * F + f];
+      }
       m.flow(sd, mode, fth, fd);
       for (int i = 0; i < N; ++i) {
         k[st][i] = fd[i].v;
         for (int f = 0; f < F; ++f) {
-          double acc = fd[i].d[f];
-          for (int l = 0; l < N; ++l) acc += J[i * N + l] * YF[l * F + f];
-          KF[i * F + f] = acc;
+          KF[i * F + f] = fd[i].d[f];
+          sumKF[i * F + f] = st == 0 ? fd[i].d[f] : sumKF[i * F + f] + stage_weight[st] * fd[i].d[f];
         }
-      }
-      if (st == 0) {
-        for (int e = 0; e < N * F; ++e) sumKF[e] = KF[e];
-      } else {
-        for (int e = 0; e < N * F; ++e) sumKF[e] += stage_weight[st] * KF[e];
       }
     }
     for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k[0][i] + 2.0 * k[1][i] + 2.0 * k[2][i] + k[3][i]);
     for (int i = 0; i < N; ++i)
       for (int f = 0; f < F; ++f) Y[i * W + N + f] += (h / 6.0) * sumKF[i * F + f];
   }
+}
+
+// C = A B for N x N row-major matrices (C may not alias A or B).
+template <int N>
+SALTATION_HD void mat_mul(const double* A, const double* B, double* C) {
   for (int i = 0; i < N; ++i)
-    for (int c = 0; c < N; ++c) Y[i * W + c] = Yq[i * N + c];
+    for (int c = 0; c < N; ++c) {
+      double acc = 0.0;
+      for (int l = 0; l < N; ++l) acc += A[i * N + l] * B[l * N + c];
+      C[i * N + c] = acc;
+    }
 }
 
 }  // namespace saltation::core
