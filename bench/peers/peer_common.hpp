@@ -33,6 +33,8 @@ struct Args {
   double time_tol = 1e-12;  // fixed-step tools: event-time bracket width of the bisection
   double rtol = 1e-10;      // adaptive tools (atol = rtol)
   int threads = 1;          // saltation only: the CPU driver's threads
+  std::string backend = "cpu";  // saltation only: "cpu" or "cuda" (scripts/gpu-check's runner part)
+  std::size_t record_rows = 0;  // rows whose results the record keeps (0: all); all rows are timed
   std::string out;          // the JSON record
 };
 
@@ -54,6 +56,8 @@ inline Args parse_args(int argc, char** argv) {
     else if (key == "--time-tol") a.time_tol = std::stod(v);
     else if (key == "--rtol") a.rtol = std::stod(v);
     else if (key == "--threads") a.threads = std::stoi(v);
+    else if (key == "--backend") a.backend = v;
+    else if (key == "--record-rows") a.record_rows = std::stoul(v);
     else if (key == "--out") a.out = v;
     else throw std::invalid_argument("unknown option " + key);
   }

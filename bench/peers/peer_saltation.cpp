@@ -1,6 +1,9 @@
-// saltation itself on the peers' rows: saltation::solve (CPU backend, one thread unless --threads)
-// at the given dt, probes and time_tol, timed over all rows; the record also carries the rows (theta) that the
-// Python peers of bench/peers/run.py integrate.
+// saltation itself on the peers' rows: saltation::solve (CPU backend, one thread unless --threads;
+// or --backend cuda) at the given dt, probes and time_tol, timed over all rows; the record also
+// carries the rows (theta) that the Python peers of bench/peers/run.py integrate, and the
+// trajectory-steps taken (each row's steps of dt up to its end time), from which scripts/gpu-check's
+// runner part reports trajectory-steps per second.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -19,14 +22,17 @@ struct Saltation {
     o.probes = args.probes;
     o.time_tol = args.time_tol;
     o.threads = args.threads;
+    const saltation::Backend backend = saltation::parse_backend(args.backend);
     saltation::Result r;
-    const std::vector<double> seconds =
-        peers::timed_runs(args, [&] { r = saltation::solve(model, batch, o, saltation::Backend::Cpu); });
+    const std::vector<double> seconds = peers::timed_runs(args, [&] { r = saltation::solve(model, batch, o, backend); });
 
+    double trajectory_steps = 0.0;
+    for (std::size_t i = 0; i < batch.n; ++i) trajectory_steps += std::ceil(r.t_end[i] / o.dt);
     constexpr int P = saltation::TerrainBall<K>::P;
-    std::vector<peers::RowRecord> rows(batch.n);
-    std::vector<std::vector<double>> theta(batch.n, std::vector<double>(P));
-    for (std::size_t i = 0; i < batch.n; ++i) {
+    const std::size_t kept = args.record_rows > 0 && args.record_rows < batch.n ? args.record_rows : batch.n;
+    std::vector<peers::RowRecord> rows(kept);
+    std::vector<std::vector<double>> theta(kept, std::vector<double>(P));
+    for (std::size_t i = 0; i < kept; ++i) {
       peers::RowRecord& row = rows[i];
       row.status = r.status[i];
       for (int c = 0; c < r.n_events[i]; ++c) {
@@ -41,8 +47,12 @@ struct Saltation {
       for (int p = 0; p < P; ++p) theta[i][p] = batch.at(i, p);
     }
     const std::string setting = "dt=" + std::to_string(args.dt) + " probes=" + std::to_string(args.probes) +
-                                " threads=" + std::to_string(args.threads);
+                                " threads=" + std::to_string(args.threads) + " backend=" + args.backend;
     nlohmann::json j = peers::record(args, "saltation", setting, rows, seconds);
+    j["rows_solved"] = batch.n;
+    j["trajectory_steps"] = trajectory_steps;
+    j["backend"] = args.backend;
+    j["threads"] = args.threads;
     j["theta"] = theta;
     j["dt"] = args.dt;
     j["probes"] = args.probes;

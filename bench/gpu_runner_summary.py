@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Summarises the runner part of scripts/gpu-check (bench/results/gpu/runner/) as Markdown.
+
+For each setting of bench/peers/run.py's saltation sweep it reports, on CUDA and on the CPU backend
+with every core of the device machine: the median wall time of a solve over all rows,
+trajectory-steps per second (each row's steps of dt up to its end time) and the time per
+trajectory; CUDA over CPU; and how far CUDA's events are from the CPU's on the first 256 rows
+(the same code, but nvcc contracts a * b + c into fused multiply-adds where the host build does not).
+From ncu's counts of one CUDA launch (K = 3, forward, dt = 0.001) it reports the fp64 operations
+per trajectory-step and the fraction of the fp64 peak that launch reached.
+
+Standard library only: `scripts/gpu-check collect` runs it on the development machine.
+Usage: python3 bench/gpu_runner_summary.py bench/results/gpu/runner > bench/results/gpu/runner.md
+"""
+import csv
+import glob
+import json
+import os
+import statistics
+import sys
+
+# The vendor's datasheet figure for fp64 without tensor cores on the H100/H200 SXM (34 TFLOP/s),
+# a lead rather than a measurement (scripts/gpu-check does not measure the peak).
+FP64_PEAK_FLOPS = 34e12
+DURATION_SCALE = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+
+
+def load_records(folder):
+    records = {}
+    for path in glob.glob(os.path.join(folder, "K*_*.json")):
+        tag = os.path.basename(path)[:-len(".json")]
+        K, sens, dt, backend = tag.split("_")
+        with open(path) as f:
+            rec = json.load(f)
+        records[(int(K[1:]), sens, float(dt[2:]), backend)] = rec
+    return records
+
+
+def event_agreement(a, b):
+    """Largest |t_cuda - t_cpu| over rows whose event counts agree, and how many rows disagree."""
+    worst, differing = 0.0, 0
+    for ra, rb in zip(a["results"], b["results"]):
+        if len(ra["ev_t"]) != len(rb["ev_t"]) or ra["status"] != rb["status"]:
+            differing += 1
+            continue
+        for ta, tb in zip(ra["ev_t"], rb["ev_t"]):
+            worst = max(worst, abs(ta - tb))
+    return worst, differing
+
+
+def fp64_counts(folder):
+    """(fp64 operations, seconds) of the profiled launch, from ncu's CSV, or None."""
+    path = os.path.join(folder, "fp64_ncu.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        lines = [line for line in f if line.startswith('"')]
+    values = {}
+    for row in csv.DictReader(lines):
+        name, unit = row.get("Metric Name"), row.get("Metric Unit", "")
+        value = float(row.get("Metric Value", "nan").replace(",", ""))
+        values[name] = value * DURATION_SCALE.get(unit, 1.0) if name == "gpu__time_duration.sum" else value
+    op = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
+    try:
+        flops = values[op.format("dadd")] + values[op.format("dmul")] + 2.0 * values[op.format("dfma")]
+        return flops, values["gpu__time_duration.sum"]
+    except KeyError:
+        return None
+
+
+def main():
+    folder = sys.argv[1]
+    records = load_records(folder)
+    counts = fp64_counts(folder)
+    flops_per_step = None
+    ncu_run = os.path.join(folder, "ncu_run.json")
+    if counts and os.path.exists(ncu_run):
+        with open(ncu_run) as f:
+            flops_per_step = counts[0] / json.load(f)["trajectory_steps"]
+
+    print("# Runner part on the device machine (scripts/gpu-check)\n")
+    print("Terrain-ball rows of bench/terrain_batch.hpp, t_final = 3, probes = 3; the median of 3 timed "
+          "solves over all rows. CPU: the CPU backend on every core of the device machine.\n")
+    print("| K | sensitivities | dt | backend | rows | solve | trajectory-steps/s | per trajectory | CUDA / CPU | "
+          "events, CUDA vs CPU (first 256 rows) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for key in sorted(records, key=lambda k: (k[0], k[1], -k[2], k[3])):
+        K, sens, dt, backend = key
+        rec = records[key]
+        seconds = statistics.median(rec["seconds"])
+        rate = rec["trajectory_steps"] / seconds
+        per_traj = seconds / rec["rows_solved"]
+        speedup, agreement = "", ""
+        other = records.get((K, sens, dt, "cpu"))
+        if backend == "cuda" and other:
+            speedup = f"{rate / (other['trajectory_steps'] / statistics.median(other['seconds'])):.1f}x"
+            worst, differing = event_agreement(rec, other)
+            agreement = f"max {worst:.1e} s, {differing} rows differ in events or status"
+        threads = f", {rec['threads']} threads" if backend == "cpu" else ""
+        print(f"| {K} | {'yes' if sens == 'sens' else 'no'} | {dt:g} | {backend}{threads} | {rec['rows_solved']} | "
+              f"{seconds * 1e3:.2f} ms | {rate:.3e} | {per_traj * 1e6:.3f} us | {speedup} | {agreement} |")
+    print()
+    if counts is None:
+        print("fp64 counts: not measured (no ncu output in this run).")
+        return
+    flops, duration = counts
+    print(f"fp64, one CUDA launch (K = 3, forward, dt = 0.001, 65536 rows; ncu): {flops:.3e} operations "
+          f"(add, mul, and 2 per fma) in {duration * 1e3:.3f} ms = {flops / duration / 1e12:.3f} TFLOP/s, "
+          f"{100 * flops / duration / FP64_PEAK_FLOPS:.2f} % of the fp64 peak (34 TFLOP/s, vendor datasheet)"
+          + (f"; {flops_per_step:.0f} fp64 operations per trajectory-step." if flops_per_step else "."))
+    cpu = records.get((3, "fwd", 0.001, "cpu"))
+    if flops_per_step and cpu:
+        rate = cpu["trajectory_steps"] / statistics.median(cpu["seconds"])
+        print(f"\nThe CPU backend at the same setting ({cpu['threads']} threads) then does about "
+              f"{flops_per_step * rate / 1e9:.1f} GFLOP/s (the GPU's operation count per step, times the CPU's "
+              "trajectory-steps per second; the host build does not fuse multiply-adds, so it executes "
+              "somewhat more instructions for the same arithmetic).")
+
+
+if __name__ == "__main__":
+    main()
