@@ -41,8 +41,13 @@ extern "C" int saltation_solve_json(const char* request_json, char** result_json
     const io::SolveRequest req = io::parse_solve_request(request, model.info());
     const Options options = normalize_options(req.options);
     const Backend used = resolve_backend(req.backend);
+    const nlohmann::json provenance = io::provenance(model.info(), options, used);
+    io::refuse_large_text_output(io::result_shape(model.info(), options, provenance), req.batch.n, "result_json",
+                                 "the result JSON",
+                                 "solve the rows in smaller requests, record fewer events (options.event_capacity) "
+                                 "or use `saltation solve --format npy`, which streams any size");
     const Result r = model.solve(req.batch, options, used);
-    const io::ArrayTable table = io::result_table(model.info(), r, io::provenance(model.info(), options, used));
+    const io::ArrayTable table = io::result_table(model.info(), r, provenance);
     if (result_json) *result_json = copy_out(io::table_to_json(table).dump());
     return SALTATION_OK;
   } catch (const saltation::InvalidInput& e) {

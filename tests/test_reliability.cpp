@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "saltation/backend.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
+#include "saltation/registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -151,8 +153,9 @@ TEST_F(Commands, ExitCodePerClassForSweepMergeAndDisks) {
 }
 
 TEST_F(Commands, InterruptedDisksRunWritesNothing) {
-  // Seconds of rollouts (200 systems, 5 10^4 steps each); SIGINT after half a second.
-  nlohmann::json request = {{"n_systems", 200}, {"n_disks", 2}, {"dt", 0.002}, {"n_frames", 1000}, {"stride", 50},
+  // Seconds of rollouts (1000 systems, 5 10^4 steps each: 2.2 s in a Release build on an idle core,
+  // 200 took 0.45 s and finished before the signal); SIGINT after half a second.
+  nlohmann::json request = {{"n_systems", 1000}, {"n_disks", 2}, {"dt", 0.002}, {"n_frames", 1000}, {"stride", 50},
                             {"radius", 0.5}, {"mass", 1.0}, {"positions", {{-0.54, 0.0}, {0.54, 0.0}}},
                             {"velocities", {{0.5, 0.0}, {-0.5, 0.0}}}};
   const std::string in = file("long.in.json", request.dump());
@@ -161,4 +164,75 @@ TEST_F(Commands, InterruptedDisksRunWritesNothing) {
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_EQ(r.err.rfind("saltation: interrupted: signal 2", 0), 0) << r.err;
   EXPECT_TRUE(nothing_but_inputs_left());
+}
+
+// A bouncing ball recording 2 10^9 events: 96 GB of event arrays for one trajectory.
+saltation::Options huge_event_capacity() {
+  saltation::Options o;
+  o.t_final = 1.0;
+  o.dt = 0.01;
+  o.event_capacity = 2000000000;
+  return o;
+}
+
+// Where 96 GB are available the huge request is not huge.
+bool has_96_gb() { return saltation::available_host_memory() > 96000000000ull; }
+
+TEST(MemoryEstimate, HugeRecordIsRefusedBeforeAllocatingWithItsEstimate) {
+  if (has_96_gb()) GTEST_SKIP() << "this machine has 96 GB available";
+  const saltation::AnyModel ball = saltation::configure_builtin_model("bouncing_ball", nlohmann::json::object());
+  saltation::Batch batch(1, 3);
+  batch.theta = {1.0, 0.0, 0.8};
+  try {
+    ball.solve(batch, huge_event_capacity(), saltation::Backend::Cpu);
+    FAIL() << "a 96 GB record was not refused";
+  } catch (const saltation::InvalidInput& e) {
+    EXPECT_EQ(e.parameter(), "memory");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("1 trajectories x 96000000032 bytes would take about 89.4 GiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("options.event_capacity"), std::string::npos) << what;
+  }
+  // The same request with a normal capacity solves.
+  saltation::Options normal = huge_event_capacity();
+  normal.event_capacity = 64;
+  EXPECT_EQ(ball.solve(batch, normal, saltation::Backend::Cpu).n_events[0] > 0, true);
+}
+
+TEST(MemoryEstimate, ResultBytesAndBudget) {
+  // bouncing_ball: N = 2, P = 3. C = 4 without sensitivities: 4 (2 + 8) + 8 (1 + 2 + 4 + 16) = 224.
+  EXPECT_EQ(saltation::result_bytes_per_trajectory(2, 3, 4, false), 224u);
+  // With them: + 8 (6 + 12 + 24) = 560.
+  EXPECT_EQ(saltation::result_bytes_per_trajectory(2, 3, 4, true), 560u);
+  EXPECT_GT(saltation::available_host_memory(), 0u);
+  EXPECT_NO_THROW(saltation::check_host_memory(1000, 1000, "a run", "way out", 1000000));
+  EXPECT_THROW(saltation::check_host_memory(1000, 1001, "a run", "way out", 1000000), saltation::InvalidInput);
+  // 10^10 rows of 10^10 bytes: the product saturates instead of wrapping into "fits".
+  EXPECT_THROW(saltation::check_host_memory(10000000000ull, 10000000000ull, "a run", "way out"),
+               saltation::InvalidInput);
+}
+
+TEST_F(Commands, HugeRequestIsRefusedByTheCommandWithItsEstimate) {
+  if (has_96_gb()) GTEST_SKIP() << "this machine has 96 GB available";
+  nlohmann::json request = nlohmann::json::parse(kBall);
+  request["options"]["event_capacity"] = 2000000000;
+  const std::string in = file("huge.in.json", request.dump());
+  // NPY streams in chunks, but one trajectory alone is beyond the memory available.
+  const Outcome npy = run("solve " + in + " --format npy --memory-budget 400G --out " + path("out"));
+  EXPECT_EQ(npy.exit_code, 2) << npy.err;
+  EXPECT_EQ(npy.err.rfind("saltation: invalid input: memory: the results of bouncing_ball of 1 trajectories x "
+                          "96000000032 bytes would take about 89.4 GiB of host memory",
+                          0),
+            0)
+      << npy.err;
+  const Outcome json = run("solve " + in);
+  EXPECT_EQ(json.exit_code, 2) << json.err;
+  EXPECT_EQ(json.err.rfind("saltation: invalid input: format: --format json of 1 trajectories would be about", 0), 0)
+      << json.err;
+  // A normal request under a budget it fits in, and the same one under a budget too small for it.
+  const std::string ball = file("ball.in.json", kBall);
+  EXPECT_EQ(run("solve " + ball + " --memory-budget 1M --out " + path("ok.json")).exit_code, 0);
+  const Outcome tight = run("solve " + ball + " --memory-budget 100 --out " + path("tight.json"));
+  EXPECT_EQ(tight.exit_code, 2) << tight.err;
+  EXPECT_NE(tight.err.find("GiB of --memory-budget; use --format npy"), std::string::npos) << tight.err;
+  EXPECT_FALSE(fs::exists(dir_ / "tight.json"));
 }

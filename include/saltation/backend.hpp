@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,20 @@ bool cuda_device_available();
 bool cuda_compiled();
 // Resolves Auto to Cpu or Cuda; Cuda without a device throws CudaError.
 Backend resolve_backend(Backend b);
+
+// ---- Memory, checked before a run allocates (docs/reliability.md, "Resource limits"). The CUDA
+// driver sizes its device chunks to the device's free memory (cudaMemGetInfo) and refuses a
+// trajectory that does not fit with its own estimate; the host arrays of a run are checked here.
+
+// Host bytes of one trajectory's full record (Result): status, t_end, qf, n_events, the event
+// arrays of capacity C and, with sensitivities, dqf and the event derivatives.
+std::uint64_t result_bytes_per_trajectory(int N, int P, int C, bool sensitivities);
+// MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
+std::uint64_t available_host_memory();
+// Throws InvalidInput("memory") when `rows` x `bytes_per_row` (what the run will allocate for
+// `what`) exceed `budget` or, with budget 0, the host's available memory; the message gives the
+// estimate, the limit and `way_out` (how to run it in less). Nothing is checked where neither is known.
+void check_host_memory(std::uint64_t rows, std::uint64_t bytes_per_row, const std::string& what,
+                       const std::string& way_out, std::uint64_t budget = 0);
 
 }  // namespace saltation

@@ -54,6 +54,15 @@ Options checked_options(const Model& model, const Batch& batch, const Options& o
   return opts;
 }
 
+// Refuses, before anything is allocated, a record of the batch the host cannot hold (backend.hpp).
+template <class Model>
+void check_result_memory(std::size_t n, int C, bool sensitivities) {
+  check_host_memory(n, result_bytes_per_trajectory(Model::N, Model::P, C, sensitivities),
+                    std::string("the results of ") + Model::name,
+                    "solve fewer trajectories at a time (saltation solve --format npy --out PREFIX streams any "
+                    "number in chunks), record fewer events (options.event_capacity) or leave out sensitivities");
+}
+
 // Runs the batch into `out` on the backend: the CPU driver with the Output policy, or
 // `cuda_driver(model)`, which calls the CUDA entry point named `cuda_entry` for the same policy.
 // `cuda_driver` is a generic lambda, so that the entry point it names is instantiated only for a
@@ -85,6 +94,7 @@ template <class Model>
 Result solve(const Model& model, const Batch& batch, const Options& options, Backend backend = Backend::Auto,
              const Progress& progress = nullptr) {
   const Options opts = detail::checked_options(model, batch, options);
+  detail::check_result_memory<Model>(batch.n, opts.event_capacity, opts.sensitivities);
   Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities);
   detail::run_on_backend<core::FullRecord>(model, batch, opts, backend, result, progress, "solve", [&](const auto& m) {
     cuda::solve(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
@@ -99,6 +109,7 @@ template <class Model>
 Result solve_final_state(const Model& model, const Batch& batch, const Options& options,
                          Backend backend = Backend::Auto, const Progress& progress = nullptr) {
   const Options opts = detail::checked_options(model, batch, options);
+  detail::check_result_memory<Model>(batch.n, 0, opts.sensitivities);
   Result result(batch.n, Model::N, Model::P, 0, opts.sensitivities);
   detail::run_on_backend<core::FinalState>(
       model, batch, opts, backend, result, progress, "solve_final_state", [&](const auto& m) {

@@ -71,18 +71,6 @@ class SolveSummary {
   std::ostringstream first_;
 };
 
-// JSON and CSV are built whole in memory: beyond the library's limit only NPY (streamed) goes.
-void refuse_large_text_output(const io::ArrayTable& shape, std::size_t rows, const std::string& format) {
-  const std::uint64_t estimate = io::estimated_text_bytes(shape, rows);
-  if (estimate <= io::max_text_output_bytes) return;
-  throw InvalidInput("format", -1,
-                     "--format " + format + " of " + std::to_string(rows) + " trajectories would be about " +
-                         std::to_string(estimate >> 20) + " MiB, more than the " +
-                         std::to_string(io::max_text_output_bytes >> 20) +
-                         " MiB that JSON and CSV output are built in memory for; use --format npy --out PREFIX, "
-                         "which streams the results chunk by chunk (docs/schema.md)");
-}
-
 void run_solve(const SolveArgs& a) {
   if (a.format != "json" && a.out.empty()) throw InvalidInput("out", -1, "--format " + a.format + " needs --out");
   const std::uint64_t requested_budget = a.memory_budget.empty() ? 0 : parse_bytes(a.memory_budget);
@@ -111,7 +99,13 @@ void run_solve(const SolveArgs& a) {
     chunk = std::min(n, io::chunk_rows(budget, io::bytes_per_trajectory(info, options)));
     npy = std::make_unique<io::NpyTableWriter>(a.out, shape, n);
   } else {
-    refuse_large_text_output(shape, n, a.format);
+    if (requested_budget)
+      check_host_memory(n, io::bytes_per_trajectory(info, options), "saltation solve --format " + a.format,
+                        "use --format npy --out PREFIX, which solves and writes within the budget chunk by chunk",
+                        requested_budget);
+    io::refuse_large_text_output(shape, n, "format", "--format " + a.format,
+                                 "use --format npy --out PREFIX, which streams the results chunk by chunk "
+                                 "(docs/schema.md)");
   }
 
   const Progress progress = a.progress ? progress_line("solve", "trajectories") : Progress();
@@ -160,7 +154,7 @@ void add_solve_command(CLI::App& app) {
       ->check(CLI::IsMember({"json", "npy", "csv"}));
   cmd->add_option("--memory-budget", args->memory_budget,
                   "With --format npy: bytes for one chunk of trajectories, solved and written before the next (e.g. "
-                  "512M, 2G; default 1G on the CPU, a quarter of the GPU's)");
+                  "512M, 2G; default 1G on the CPU, a quarter of the GPU's); with json or csv: the most the results may take");
   cmd->add_flag("--summary", args->summary, "Print a readable summary (instead of the JSON when no --out)");
   cmd->add_flag("--progress", args->progress, "Report progress on standard error");
   // One flag per option (options.hpp), --t-final for t_final; a flag overrides the file.

@@ -121,7 +121,8 @@ std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Options& normali
 std::size_t chunk_rows(std::uint64_t budget, std::uint64_t bytes_per_row) {
   if (bytes_per_row > budget)
     throw InvalidInput("memory-budget", -1, std::to_string(budget) + " bytes do not hold one trajectory (" +
-                                                std::to_string(bytes_per_row) + " bytes); raise --memory-budget");
+                                                std::to_string(bytes_per_row) + " bytes); raise --memory-budget (within the memory available), record fewer events "
+                                                "(options.event_capacity) or leave out sensitivities");
   return static_cast<std::size_t>(budget / bytes_per_row);
 }
 

@@ -76,6 +76,17 @@ std::uint64_t estimated_text_bytes(const ArrayTable& shape, std::uint64_t rows) 
   return rows * values * bytes_per_value;
 }
 
+void refuse_large_text_output(const ArrayTable& shape, std::uint64_t rows, const std::string& parameter,
+                              const std::string& what, const std::string& way_out) {
+  const std::uint64_t estimate = estimated_text_bytes(shape, rows);
+  if (estimate <= max_text_output_bytes) return;
+  throw InvalidInput(parameter, -1,
+                     what + " of " + std::to_string(rows) + " trajectories would be about " +
+                         std::to_string(estimate >> 20) + " MiB, more than the " +
+                         std::to_string(max_text_output_bytes >> 20) + " MiB that text output is built in memory for; " +
+                         way_out);
+}
+
 json table_to_json(const ArrayTable& t) {
   json out = t.meta;
   json rows = json::array();

@@ -24,6 +24,10 @@ constexpr std::uint64_t max_text_output_bytes = std::uint64_t(256) << 20;
 // not read): every value at 32 bytes (17 significant digits, separator and JSON's indentation),
 // counted columns untrimmed.
 std::uint64_t estimated_text_bytes(const ArrayTable& shape, std::uint64_t rows);
+// Throws InvalidInput(parameter) when that estimate is beyond max_text_output_bytes, before
+// anything is solved: `what` names the output, `way_out` says how to get it instead.
+void refuse_large_text_output(const ArrayTable& shape, std::uint64_t rows, const std::string& parameter,
+                              const std::string& what, const std::string& way_out);
 
 nlohmann::json table_to_json(const ArrayTable& table);
 std::string table_to_csv(const ArrayTable& table);
