@@ -344,7 +344,13 @@ void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress)
       const Work w{bufd.data(), 1, bufi.data(), 1};
 #pragma omp for schedule(dynamic, 16)
       for (int b = 0; b < c.n_systems; ++b) {
-        rollout_system(SerialTeam{}, c, b, w);
+        // The seed's disk pairs, without and with one tangent (the fit's d/dlog k), at compile-time sizes.
+        if (c.n_disks == 2 && c.n_tangents == 0)
+          rollout_system<SerialTeam, Shape<2, 0, true>>(SerialTeam{}, c, b, w);
+        else if (c.n_disks == 2 && c.n_tangents == 1)
+          rollout_system<SerialTeam, Shape<2, 1, true>>(SerialTeam{}, c, b, w);
+        else
+          rollout_system<SerialTeam, Shape<0, -1, true>>(SerialTeam{}, c, b, w);
         counter.system_done();
       }
     }

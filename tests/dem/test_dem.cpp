@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "backends.hpp"
+#include "engine_internal.hpp"
 #include "lockstep.hpp"
 #include "saltation/backend.hpp"
 #include "saltation/dem/engine.hpp"
 #include "saltation/dem/fit.hpp"
+#include "saltation/dem/rollout.hpp"
 #include "saltation/errors.hpp"
 
 using namespace saltation;
@@ -361,6 +363,56 @@ TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
         ASSERT_EQ(r1.pos(f, 0, d, c), r2.pos(f, 1, d, c));
         ASSERT_EQ(r1.dpos(f, 0, 0, d, c), r2.dpos(f, 0, 1, d, c));
       }
+}
+
+namespace {
+// Every system of a prepared rollout through rollout_system with the compile-time facts `Fixed`.
+template <class Fixed>
+RolloutResult run_body(const DiskBatch& b, const RolloutOptions& o, const LossSpec& loss) {
+  dem::detail::Prepared prep = dem::detail::prepare(b, o, &loss);
+  const RolloutView view = prep.host_view();
+  std::vector<double> wd((size_t)view.work_doubles());
+  std::vector<int> wi((size_t)view.work_ints());
+  const Work w{wd.data(), 1, wi.data(), 1};
+  for (int s = 0; s < view.n_systems; ++s) rollout_system<SerialTeam, Fixed>(SerialTeam{}, view, s, w);
+  return std::move(prep.result);
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
+           return x == y || (std::isnan(x) && std::isnan(y));
+         });
+}
+}  // namespace
+
+// The CPU driver runs disk pairs at compile-time sizes (Shape<2, 0 or 1, true>) so that the loops
+// unroll; they must give the bits of the same body at run-time sizes: colliding pairs with
+// damping, friction, walls, both normal models, a loss, without and with a tangent.
+TEST(DemShapes, CompileTimePairSizesAreBitwiseTheRunTimeBody) {
+  const DiskBatch b = gas(64, 2, 0.95, 0.5, 9);
+  for (const NormalModel normal : {NormalModel::Linear, NormalModel::Hertz})
+    for (const bool with_tangent : {false, true}) {
+      RolloutOptions o = opts(1e-3, 20, 10);
+      o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
+      o.normal = normal;
+      o.tangential = true;
+      o.walls = true;
+      o.box_lo[0] = o.box_lo[1] = -1.0;
+      o.box_hi[0] = 2.0;
+      o.box_hi[1] = 1.0;
+      LossSpec loss;
+      loss.observed = rollout(b, o, Backend::Cpu).x;
+      for (double& x : loss.observed) x += 0.01;
+      if (with_tangent) o.tangents = {{TangentKind::LogStiffness}};
+      const RolloutResult fixed = with_tangent ? run_body<Shape<2, 1, true>>(b, o, loss)
+                                               : run_body<Shape<2, 0, true>>(b, o, loss);
+      const RolloutResult general = run_body<Shape<>>(b, o, loss);
+      EXPECT_TRUE(same_bits(fixed.x, general.x) && same_bits(fixed.v, general.v));
+      EXPECT_TRUE(same_bits(fixed.dx, general.dx) && same_bits(fixed.dv, general.dv));
+      EXPECT_TRUE(same_bits(fixed.loss, general.loss) && same_bits(fixed.grad, general.grad));
+      EXPECT_EQ(fixed.status, general.status);
+      if (with_tangent) EXPECT_GT(max_abs(fixed.grad), 0.0) << "the tangent must see contacts";
+    }
 }
 
 TEST_P(DemPhysics, StatusLeavingTheGridIsReportedNeverDropped) {

@@ -108,19 +108,31 @@ struct SerialTeam {
   SALTATION_HD bool any(bool pred) const { return pred; }
 };
 
-template <class Team>
+// What a driver knows about a batch at compile time: the disk count (0: only at run time), the
+// tangent count (-1: only at run time) and whether work memory is contiguous. The CPU driver
+// instantiates the body for the seed's disk pairs, so that its loops unroll and its offsets are
+// constants; every other batch runs the same body with run-time sizes.
+template <int Disks = 0, int Tangents = -1, bool Contiguous = false>
+struct Shape {
+  static constexpr int disks = Disks, tangents = Tangents;
+  static constexpr bool contiguous = Contiguous;
+};
+
+template <class Team, class Fixed = Shape<>>
 SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, const Work& w) {
-  const int n_disks = c.n_disks, n_tangents = c.n_tangents, n_systems = c.n_systems;
+  const int n_disks = Fixed::disks > 0 ? Fixed::disks : c.n_disks;
+  const int n_tangents = Fixed::tangents >= 0 ? Fixed::tangents : c.n_tangents;
+  const int n_systems = c.n_systems;
   const int n_coords = 2 * n_disks;  // state entries of one system: x and y of every disk
   double* const wd = w.doubles;
-  const long s = w.double_stride;
+  const long s = Fixed::contiguous ? 1 : w.double_stride;
   // work offsets (in elements): positions, velocities, forces, their tangents, and the
   // per-disk loss and gradient accumulators
   const long oX = 0, oV = n_coords, oF = 2L * n_coords, oDX = 3L * n_coords;
   const long oDV = oDX + (long)n_tangents * n_coords, oDF = oDV + (long)n_tangents * n_coords;
   const long oAL = oDF + (long)n_tangents * n_coords, oAG = oAL + n_disks;
   int* const wi = w.ints;
-  const long is = w.int_stride;
+  const long is = Fixed::contiguous ? 1 : w.int_stride;
   // int work: the status, each disk's cell, the cell counts, the cell slots
   const long oCell = 1, oCount = 1 + n_disks, oSlot = 1 + n_disks + c.n_cells();
 #define SD(off) wd[(off) * s]
