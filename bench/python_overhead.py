@@ -7,7 +7,8 @@ event capacity 16) is timed four ways, interleaved, each repeated:
   jax         jax.jit(f)(theta), f = saltation.jax.solver    vs the library's solve inside it
   jax grad    jax.jit(jax.value_and_grad(loss))(theta)       vs the library's solve (with sensitivities) inside it
 The library's time is the solve_seconds it reports for that very call (the C++ solve alone: no
-argument parsing, no array conversion, no JAX dispatch). Overhead = median(wall / library) - 1.
+argument parsing, no array conversion, no JAX dispatch; saltation.jax.native_solves() gives it for
+the JAX paths, whose solve runs as an XLA FFI target). Overhead = median(wall / library) - 1.
 
   .venv/bin/python bench/python_overhead.py [--sizes 1 10000] [--repeats 5] [--threads 0] [--out FILE.json]
 """
@@ -40,7 +41,8 @@ def batch(n, seed=0):
 
 
 class LibraryClock:
-    """Records solve_seconds of every Result that saltation.solve makes (the JAX path's too)."""
+    """Records the library's solve_seconds of every native solve made while it is active: those of
+    the Results saltation.solve makes, and those of the FFI solves of saltation.jax."""
 
     def __init__(self):
         self.seconds = []
@@ -52,10 +54,14 @@ class LibraryClock:
             self.seconds.append(result.solve_seconds)
             return result
         saltation._api.solve = timed
+        self._jax_solves = sj.native_solves()[0]
         return self
 
     def __exit__(self, *exc):
         saltation._api.solve = self._solve
+        count, seconds = sj.native_solves()
+        if count > self._jax_solves:
+            self.seconds += [seconds] * (count - self._jax_solves)
 
 
 def measure(paths, repeats):

@@ -9,9 +9,13 @@
 #include <optional>
 #include <vector>
 
+#include "saltation/any_model.hpp"
+#include "saltation/backend.hpp"
 #include "saltation/batch.hpp"
 #include "saltation/io/table.hpp"
+#include "saltation/options.hpp"
 #include "saltation/progress.hpp"
+#include "saltation/result.hpp"
 
 namespace saltation::python {
 
@@ -24,9 +28,6 @@ Array soa_view(const void* data, io::DType dtype, std::size_t rows, const std::v
 // The same over a vector the array then owns.
 Array soa_array(std::vector<double> soa, std::size_t rows, const std::vector<long>& inner);
 
-// A row-major (C order) array of the given shape over a vector it owns.
-Array owned_row_major(std::vector<double> values, const std::vector<long>& shape);
-
 // Every column of `table` as a view, in column order; `owner` keeps what the table views alive.
 nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> owner);
 
@@ -34,7 +35,23 @@ nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> o
 // InvalidInput naming `name` when the width is not `width`.
 std::vector<double> soa_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& rows, long width,
                                   const char* name);
+// The same over n rows of P values, row i's entry p at rows[i * row_stride + p * column_stride].
+Batch batch_from_rows(const double* rows, std::size_t n, int P, std::int64_t row_stride, std::int64_t column_stride);
 Batch batch_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& theta, int P);
+
+// What a solve from Python is given, read by the library's own readers: the built-in model
+// configured by `config_json`, the options (JSON object text) normalized, the backend resolved.
+struct SolveSetup {
+  AnyModel model;
+  Options options;
+  Backend backend;
+};
+SolveSetup solve_setup(const std::string& model_name, const std::string& config_json, const std::string& options_json,
+                       const std::string& backend);
+
+// Sets the event slots a trajectory did not reach to NaN, in the event values (ev_t, ev_q,
+// ev_q_plus) and, with `derivatives_too`, in ev_dt and ev_dq (else they keep the library's 0).
+void mark_unreached_events(Result& r, bool derivatives_too);
 
 // A Progress for a run with the GIL released: it takes the GIL, lets Python handle pending
 // signals (Ctrl-C) and calls `callback(done, total)` when one was given. A Python exception
@@ -68,5 +85,7 @@ class PythonProgress {
 
 void bind_solve(nb::module_& m);
 void bind_studies(nb::module_& m);
+// Built where jaxlib's XLA FFI headers were found (SALTATION_PYTHON_XLA_FFI; jax_ffi.cpp).
+void bind_jax_ffi(nb::module_& m);
 
 }  // namespace saltation::python

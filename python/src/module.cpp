@@ -135,4 +135,7 @@ NB_MODULE(_saltation, m) {
   m.def("cuda_device_available", &saltation::cuda_device_available);
   bind_solve(m);
   bind_studies(m);
+#ifdef SALTATION_PYTHON_XLA_FFI
+  bind_jax_ffi(m);
+#endif
 }

@@ -6,6 +6,10 @@
 #include "bridge.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
+#include "saltation/io/files.hpp"
+#include "saltation/io/json_object.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/registry.hpp"
 
 namespace saltation::python {
 
@@ -36,12 +40,6 @@ Array soa_array(std::vector<double> soa, std::size_t rows, const std::vector<lon
   return soa_view(data, io::DType::F64, rows, inner, owner);
 }
 
-Array owned_row_major(std::vector<double> values, const std::vector<long>& shape) {
-  auto [data, owner] = keep(std::move(values));
-  const std::vector<std::size_t> extents(shape.begin(), shape.end());
-  return Array(const_cast<double*>(data), extents.size(), extents.data(), owner, nullptr, nb::dtype<double>());
-}
-
 nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> owner) {
   // One capsule for all columns: it holds a reference to the owner until the last view goes.
   auto* keep = new std::shared_ptr<const void>(std::move(owner));
@@ -52,26 +50,48 @@ nb::dict table_arrays(const io::ArrayTable& table, std::shared_ptr<const void> o
   return arrays;
 }
 
+namespace {
+void check_width(long actual, long width, const char* name) {
+  if (actual != width)
+    throw InvalidInput(name, -1, "rows have " + std::to_string(actual) + " entries, expected " + std::to_string(width));
+}
+
+std::vector<double> soa_from_strided(const double* rows, std::size_t n, long width, std::int64_t row_stride,
+                                     std::int64_t column_stride) {
+  std::vector<double> soa(n * static_cast<std::size_t>(width));
+  for (long p = 0; p < width; ++p)
+    for (std::size_t i = 0; i < n; ++i)
+      soa[static_cast<std::size_t>(p) * n + i] = rows[static_cast<std::int64_t>(i) * row_stride + p * column_stride];
+  return soa;
+}
+}  // namespace
+
 std::vector<double> soa_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& rows, long width,
                                   const char* name) {
-  const std::size_t n = rows.shape(0);
-  if (static_cast<long>(rows.shape(1)) != width)
-    throw InvalidInput(name, -1, "rows have " + std::to_string(rows.shape(1)) + " entries, expected " +
-                                     std::to_string(width));
-  std::vector<double> soa(n * static_cast<std::size_t>(width));
-  const auto view = rows.view();
-  for (long p = 0; p < width; ++p)
-    for (std::size_t i = 0; i < n; ++i) soa[static_cast<std::size_t>(p) * n + i] = view(i, p);
-  return soa;
+  check_width(static_cast<long>(rows.shape(1)), width, name);
+  return soa_from_strided(rows.data(), rows.shape(0), width, rows.stride(0), rows.stride(1));
+}
+
+Batch batch_from_rows(const double* rows, std::size_t n, int P, std::int64_t row_stride, std::int64_t column_stride) {
+  if (n == 0) throw InvalidInput("theta", -1, "must hold at least one parameter row");
+  Batch batch;
+  batch.n = n;
+  batch.P = P;
+  batch.theta = soa_from_strided(rows, n, P, row_stride, column_stride);
+  return batch;
 }
 
 Batch batch_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& theta, int P) {
-  if (theta.shape(0) == 0) throw InvalidInput("theta", -1, "must hold at least one parameter row");
-  Batch batch;
-  batch.n = theta.shape(0);
-  batch.P = P;
-  batch.theta = soa_from_rows(theta, P, "theta");
-  return batch;
+  check_width(static_cast<long>(theta.shape(1)), P, "theta");
+  return batch_from_rows(theta.data(), theta.shape(0), P, theta.stride(0), theta.stride(1));
+}
+
+SolveSetup solve_setup(const std::string& model_name, const std::string& config_json, const std::string& options_json,
+                       const std::string& backend) {
+  AnyModel model = configure_builtin_model(model_name, io::parse_json(config_json));
+  const Options options =
+      normalize_options(io::options_from_json(io::JsonObject(io::parse_json(options_json), "options")));
+  return {std::move(model), options, resolve_backend(parse_backend(backend))};
 }
 
 Progress PythonProgress::hook() {
