@@ -9,4 +9,12 @@
 #define SALTATION_CUDA_COMPILER 0
 #endif
 
+// For a lambda the host compiler would call out of line although inlining it is what makes a
+// compile-time-sized loop cheap (the disk engine's per-pair force); nvcc decides for itself.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define SALTATION_HOST_INLINE __attribute__((always_inline))
+#else
+#define SALTATION_HOST_INLINE
+#endif
+
 #define SALTATION_VERSION_STRING "0.1.0"

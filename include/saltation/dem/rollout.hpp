@@ -171,7 +171,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   };
 
   // Force (and force tangents) on disk d from its contacts.
-  auto force_on = [&](int d) {
+  auto force_on = [&](int d) SALTATION_HOST_INLINE {
     const double Rd = c.radius[(long)d * n_systems + b];
     const double md = c.mass[(long)d * n_systems + b];
     const int matd = c.material[(long)d * n_systems + b];
@@ -185,7 +185,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     auto dtheta_of = [&](int p) { return c.tangent_kind[p] == TangentKind::LogStiffness ? 1.0 : 0.0; };
     auto dzeta_of = [&](int p) { return c.tangent_kind[p] == TangentKind::Damping ? 1.0 : 0.0; };
 
-    auto pair = [&](int j) {
+    auto pair = [&](int j) SALTATION_HOST_INLINE {
       if (j == d) return;
       const double e0 = xd0 - SD(oX + 2 * j), e1 = xd1 - SD(oX + 2 * j + 1);
       const double r2 = e0 * e0 + e1 * e1;
