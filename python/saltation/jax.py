@@ -163,7 +163,7 @@ def solver(model, config=None, outputs=("qf", "event_times", "event_states"), *,
         (theta,), (tangent,) = primals, tangents
         rows, batch = rows_of(theta)
         n = rows.shape[0]
-        solved = native(rows, True)
+        solved = native(rows, bool(differentiable))
         values = {name: user_layout(value, batch) for name, value in zip(names, solved)}
         t = jnp.asarray(tangent, jnp.float64).reshape(n, P).T  # (P, n), the library's layout
         tangent_out = {name: np.zeros(values[name].shape, jax.dtypes.float0) for name in names}

@@ -163,7 +163,14 @@ def test_bad_solver_arguments(terrain):
     with pytest.raises(saltation.InvalidInput) as caught:
         f(jnp.ones(5))
     assert caught.value.parameter == "theta"
-    # A bad value is found when the callback runs: JAX's runtime error, with the library's message.
+    # 32-bit JAX cannot hold the solver's float64: refused with the setting to change.
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(RuntimeError, match="jax_enable_x64"):
+            f(jnp.ones(14))
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    # A bad value is found when the solve runs: JAX's runtime error, with the library's message.
     ball = jax.jit(sj.solver("bouncing_ball", outputs=("qf",), t_final=1.0))
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"invalid input: e \(row 0\)"):
         ball(jnp.array([1.0, 0.0, 1.5]))
