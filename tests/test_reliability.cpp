@@ -11,8 +11,10 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "saltation/backend.hpp"
+#include "saltation/cuda.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/registry.hpp"
@@ -235,4 +237,87 @@ TEST_F(Commands, HugeRequestIsRefusedByTheCommandWithItsEstimate) {
   EXPECT_EQ(tight.exit_code, 2) << tight.err;
   EXPECT_NE(tight.err.find("GiB of --memory-budget; use --format npy"), std::string::npos) << tight.err;
   EXPECT_FALSE(fs::exists(dir_ / "tight.json"));
+}
+
+// The CUDA driver's chunk loop runs through run_reporting_completed_rows; here a loop of 4 chunks of
+// 250 rows whose third chunk fails, as a CUDA call would, without a device.
+TEST(CudaFailure, NamesTheRowsThatCompleted) {
+  try {
+    saltation::cuda::run_reporting_completed_rows(1000, [](std::size_t& completed) {
+      for (std::size_t first = 0; first < 1000; first += 250) {
+        if (first == 500) throw saltation::CudaError("cudaStreamSynchronize: an illegal memory access", "solve.cuh", 1);
+        completed = first + 250;
+      }
+    });
+    FAIL() << "the failure did not come out";
+  } catch (const saltation::cuda::ChunkFailure& e) {
+    EXPECT_EQ(e.completed(), 500u);
+    EXPECT_EQ(e.rows(), 1000u);
+    EXPECT_STREQ(e.what(), "solve.cuh:1: cudaStreamSynchronize: an illegal memory access; rows [0, 500) of 1000 had completed");
+    // An outer loop (saltation solve's chunks) rewraps it in its own rows, keeping the cause.
+    const saltation::cuda::ChunkFailure outer(e, 4000 + e.completed(), 10000);
+    EXPECT_STREQ(outer.what(), "solve.cuh:1: cudaStreamSynchronize: an illegal memory access; rows [0, 4500) of 10000 had completed");
+  }
+  // Anything else passes through unchanged.
+  EXPECT_THROW(saltation::cuda::run_reporting_completed_rows(10, [](std::size_t&) { throw saltation::IoError("x", "y"); }),
+               saltation::IoError);
+}
+
+namespace {
+
+// The first dimension an NPY file's header gives, and the file's size.
+std::pair<long, std::uintmax_t> npy_rows(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string header(128, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header.size()));
+  const std::size_t at = header.find("'shape': (");
+  if (at == std::string::npos) return {-1, 0};
+  return {std::stol(header.substr(at + 10)), fs::file_size(file)};
+}
+
+}  // namespace
+
+TEST_F(Commands, InterruptedSolveKeepsTheWrittenChunksOnlyWhenAsked) {
+  // 4000 trajectories of 2 10^4 RK4 steps in chunks of a few rows (seconds in all); SIGINT after one.
+  nlohmann::json request = nlohmann::json::parse(kBall);
+  request["options"] = {{"t_final", 20.0}, {"dt", 0.001}, {"event_capacity", 4}};
+  request["theta"] = nlohmann::json::array();
+  for (int i = 0; i < 4000; ++i) request["theta"].push_back({1.0 + 0.0001 * i, 0.0, 0.99});
+  const std::string in = file("long.in.json", request.dump());
+  const std::string args = "solve " + in + " --backend cpu --format npy --memory-budget 8K --out " + path("run");
+
+  const Outcome plain = run(args, "timeout --preserve-status -s INT 1 ");
+  EXPECT_EQ(plain.exit_code, 130) << plain.err;
+  EXPECT_NE(plain.err.find("nothing was written"), std::string::npos) << plain.err;
+  EXPECT_TRUE(nothing_but_inputs_left());
+
+  const Outcome kept = run(args + " --keep-partial", "timeout --preserve-status -s TERM 1 ");
+  EXPECT_EQ(kept.exit_code, 143) << kept.err;
+  EXPECT_EQ(kept.err.rfind("saltation: interrupted: signal 15: the run stopped before it finished; rows [0, ", 0), 0)
+      << kept.err;
+  EXPECT_FALSE(fs::exists(dir_ / "run.json"));
+  const nlohmann::json index = nlohmann::json::parse(std::ifstream(dir_ / "run.partial.json"));
+  const long rows = index.at("partial").at("rows").at(1).get<long>();
+  EXPECT_GT(rows, 0);
+  EXPECT_LT(rows, 4000);
+  EXPECT_EQ(index.at("partial").at("of"), 4000);
+  EXPECT_NE(kept.err.find("rows [0, " + std::to_string(rows) + ") of 4000 kept in "), std::string::npos) << kept.err;
+  // Every array holds exactly the kept rows, and no temporary is left.
+  for (const auto& [name, entry] : index.at("arrays").items()) {
+    EXPECT_EQ(entry.at("shape").at(0).get<long>(), rows) << name;
+    const auto [header_rows, bytes] = npy_rows(entry.at("file").get<std::string>());
+    EXPECT_EQ(header_rows, rows) << name;
+    std::uintmax_t row_bytes = entry.at("dtype") == "float64" ? 8 : 4;
+    for (std::size_t d = 1; d < entry.at("shape").size(); ++d) row_bytes *= entry.at("shape").at(d).get<std::uintmax_t>();
+    // The header (a multiple of 64 bytes) and the rows' data, nothing more.
+    const std::uintmax_t data = static_cast<std::uintmax_t>(rows) * row_bytes;
+    ASSERT_GT(bytes, data) << name;
+    EXPECT_EQ((bytes - data) % 64, 0u) << name;
+    EXPECT_LE(bytes - data, 256u) << name;
+  }
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+
+  // Only NPY output is written in chunks.
+  EXPECT_EQ(run("solve " + in + " --keep-partial --out " + path("x.json")).exit_code, 2);
 }

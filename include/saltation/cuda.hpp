@@ -3,12 +3,52 @@
 // the library instantiates it for the built-in models, and a user model instantiates it by
 // including kernels/solve.cuh in one of the user's .cu files.
 #include <cstddef>
+#include <string>
 
+#include "saltation/errors.hpp"
 #include "saltation/options.hpp"
 #include "saltation/progress.hpp"
 #include "saltation/result.hpp"
 
 namespace saltation::cuda {
+
+// A CUDA failure in the middle of a chunked run: rows [0, completed()) of rows() had finished (in
+// the driver, their results are in the output); the message is the failed call's (cause()), then
+// the rows. Wrapping a ChunkFailure (an outer loop over the driver's runs) keeps its cause.
+class ChunkFailure : public CudaError {
+ public:
+  ChunkFailure(const CudaError& failure, std::size_t completed, std::size_t rows)
+      : CudaError(failure), completed_(completed), rows_(rows), cause_(cause_of(failure)),
+        message_(cause_ + "; rows [0, " + std::to_string(completed) + ") of " + std::to_string(rows) +
+                 " had completed") {}
+  const char* what() const noexcept override { return message_.c_str(); }
+  const std::string& cause() const { return cause_; }
+  std::size_t completed() const { return completed_; }
+  std::size_t rows() const { return rows_; }
+
+ private:
+  static std::string cause_of(const CudaError& failure) {
+    const auto* chunk = dynamic_cast<const ChunkFailure*>(&failure);
+    return chunk ? chunk->cause() : failure.what();
+  }
+  std::size_t completed_, rows_;
+  std::string cause_, message_;
+};
+
+// Runs `chunks(completed)`, the chunk loop of a run of `rows` rows that advances `completed` as
+// the rows' results land in order; a CudaError it throws comes out as a ChunkFailure naming the
+// rows completed by then. The CUDA driver's loop runs through it (kernels/solve.cuh).
+template <class Chunks>
+void run_reporting_completed_rows(std::size_t rows, Chunks&& chunks) {
+  std::size_t completed = 0;
+  try {
+    chunks(completed);
+  } catch (const ChunkFailure&) {
+    throw;
+  } catch (const CudaError& failure) {
+    throw ChunkFailure(failure, completed, rows);
+  }
+}
 
 // theta: host SoA batch. Runs one thread per trajectory on the current device, in chunks sized to
 // fit its free memory, and copies the results into `out` (already sized, holding the defaults).

@@ -6,6 +6,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", SALTATION_VERSION_STRING);
   app.require_subcommand(1);
   app.footer("Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error, "
-             "130 / 143 interrupted by SIGINT / SIGTERM (nothing written).");
+             "130 / 143 interrupted by SIGINT / SIGTERM (nothing written, unless --keep-partial).");
   add_solve_command(app);
   add_disks_command(app);
   add_models_command(app);
@@ -63,10 +64,14 @@ int main(int argc, char** argv) {
   } catch (const saltation::IoError& e) {
     return fail("I/O error", e, kExitIo);
   } catch (const saltation::Interrupted& e) {
-    std::cerr << "saltation: interrupted: signal " << e.signal() << ": the run stopped before it finished; nothing was written\n";
+    const std::string& kept = kept_partial_note();
+    std::cerr << "saltation: interrupted: signal " << e.signal() << ": the run stopped before it finished; "
+              << (kept.empty() ? "nothing was written" : kept) << "\n";
     return 128 + e.signal();
   } catch (const saltation::CudaError& e) {
-    return fail("CUDA error", e, kExitCuda);
+    const std::string& kept = kept_partial_note();
+    std::cerr << "saltation: CUDA error: " << e.what() << (kept.empty() ? "" : "; " + kept) << "\n";
+    return kExitCuda;
   } catch (const std::bad_alloc& e) {
     return fail("out of memory", e, kExitInternal);
   } catch (const std::exception& e) {

@@ -15,7 +15,9 @@
 #include "cli/byte_size.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
+#include "saltation/cuda.hpp"
 #include "saltation/errors.hpp"
+#include "saltation/interrupt.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/io/npy.hpp"
 #include "saltation/io/solve_io.hpp"
@@ -29,6 +31,7 @@ struct SolveArgs {
   std::string input, out, backend, format = "json", memory_budget;
   bool summary = false;
   bool progress = false;
+  bool keep_partial = false;
   Options overrides;               // values of the option flags given
   std::map<std::string, bool> given;  // which option flags were given
 };
@@ -73,6 +76,8 @@ class SolveSummary {
 
 void run_solve(const SolveArgs& a) {
   if (a.format != "json" && a.out.empty()) throw InvalidInput("out", -1, "--format " + a.format + " needs --out");
+  if (a.keep_partial && a.format != "npy")
+    throw InvalidInput("keep-partial", -1, "needs --format npy: JSON and CSV are written whole at the end");
   const std::uint64_t requested_budget = a.memory_budget.empty() ? 0 : parse_bytes(a.memory_budget);
   const nlohmann::json request = io::read_json_file(a.input);
   const io::ModelChoice choice = io::parse_model_choice(request);
@@ -117,8 +122,28 @@ void run_solve(const SolveArgs& a) {
     Progress chunk_progress;
     if (progress) chunk_progress = [&](std::size_t done, std::size_t) { progress(first + done, n); };
     const auto start = std::chrono::steady_clock::now();
-    const Result result = count == n ? model.solve(req.batch, options, used, chunk_progress)
-                                     : model.solve(io::batch_rows(req.batch, first, count), options, used, chunk_progress);
+    // A stop or a CUDA failure in this chunk: the chunks before it are written, and with
+    // --keep-partial they are kept as a marked partial result.
+    auto keep_written_rows = [&] {
+      if (!a.keep_partial || !npy) return;
+      npy->commit_partial(a.out + ".partial");
+      kept_partial_note() = "rows [0, " + std::to_string(npy->rows_appended()) + ") of " + std::to_string(n) +
+                            " kept in " + a.out + ".partial.json and " + a.out + ".partial_*.npy";
+    };
+    Result result;
+    try {
+      result = count == n ? model.solve(req.batch, options, used, chunk_progress)
+                          : model.solve(io::batch_rows(req.batch, first, count), options, used, chunk_progress);
+    } catch (const Interrupted&) {
+      keep_written_rows();
+      throw;
+    } catch (const CudaError& failure) {
+      keep_written_rows();
+      // Restated in the whole batch's rows; a failure before any row ran (no device) stays as it is.
+      const auto* in_chunk = dynamic_cast<const cuda::ChunkFailure*>(&failure);
+      if (first == 0 && !in_chunk) throw;
+      throw cuda::ChunkFailure(failure, first + (in_chunk ? in_chunk->completed() : 0), n);
+    }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++chunks;
     if (a.summary) summary.add(result, first);
@@ -157,6 +182,9 @@ void add_solve_command(CLI::App& app) {
                   "512M, 2G; default 1G on the CPU, a quarter of the GPU's); with json or csv: the most the results may take");
   cmd->add_flag("--summary", args->summary, "Print a readable summary (instead of the JSON when no --out)");
   cmd->add_flag("--progress", args->progress, "Report progress on standard error");
+  cmd->add_flag("--keep-partial", args->keep_partial,
+                "With --format npy: when interrupted or on a CUDA failure, keep the chunks already written as "
+                "PREFIX.partial.json and PREFIX.partial_<array>.npy (marked \"partial\") instead of nothing");
   // One flag per option (options.hpp), --t-final for t_final; a flag overrides the file.
   for_each_option([&](const char* name, const char* meaning, auto& member) {
     std::string flag = std::string("--") + name;

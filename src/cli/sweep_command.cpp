@@ -274,7 +274,7 @@ void run_sweep_on_ranks(const SweepArgs& a) {
   } catch (const sweep::mpi::RanksFailed& failed) {
     if (root)
       for (const sweep::mpi::RankFailure& f : failed.failures())
-        std::cerr << "saltation: rank " << f.rank << ": " << f.message << "\n";
+        std::cerr << "saltation: " << sweep::mpi::describe(f) << "\n";
     std::cout.flush();
     session.finalize();
     std::exit(exit_code(failed.first()));

@@ -30,11 +30,12 @@ std::string npy_header(DType dtype, const std::vector<long>& shape) {
 }
 
 NpyWriter::NpyWriter(std::string path, DType dtype, std::vector<long> shape)
-    : path_(std::move(path)), tmp_(temporary_path(path_)), dtype_(dtype), expected_(1) {
-  for (long s : shape) expected_ *= static_cast<std::size_t>(s);
+    : path_(std::move(path)), tmp_(temporary_path(path_)), dtype_(dtype), shape_(std::move(shape)), expected_(1) {
+  for (long s : shape_) expected_ *= static_cast<std::size_t>(s);
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) throw IoError(path_, std::string("cannot open for writing: ") + std::strerror(errno));
-  const std::string header = npy_header(dtype, shape);
+  const std::string header = npy_header(dtype, shape_);
+  header_bytes_ = header.size();
   if (std::fwrite(header.data(), 1, header.size(), file_) != header.size()) {
     const int err = errno;
     std::fclose(file_);
@@ -67,6 +68,39 @@ void NpyWriter::commit() {
   commit_temporary(f, true, path_);
 }
 
+void NpyWriter::commit_rows(std::size_t rows, const std::string& path) {
+  if (!file_) throw IoError(path_, "commit after commit");
+  std::vector<long> shape = shape_;
+  shape.front() = static_cast<long>(rows);
+  std::size_t elements = 1;
+  for (long s : shape) elements *= static_cast<std::size_t>(s);
+  if (elements != written_)
+    throw IoError(path, std::to_string(written_) + " values written, not " + std::to_string(rows) + " whole rows");
+  // Fewer rows take no more digits, so the header is padded back to its length and the data stays
+  // where it is.
+  std::string header = npy_header(dtype_, shape);
+  header.insert(header.size() - 1, header_bytes_ - header.size(), ' ');
+  header[8] = static_cast<char>((header_bytes_ - 10) & 0xff);
+  header[9] = static_cast<char>((header_bytes_ - 10) >> 8);
+  std::FILE* f = file_;
+  file_ = nullptr;
+  const bool rewritten = std::fflush(f) == 0 && std::fseek(f, 0, SEEK_SET) == 0 &&
+                         std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  const int err = errno;
+  if (!rewritten) {
+    std::fclose(f);
+    std::remove(tmp_.c_str());
+    throw IoError(path, std::string("write failed: ") + std::strerror(err));
+  }
+  const std::string tmp = temporary_path(path);
+  if (std::rename(tmp_.c_str(), tmp.c_str()) != 0) {
+    std::fclose(f);
+    std::remove(tmp_.c_str());
+    throw IoError(path, std::string("cannot rename the temporary: ") + std::strerror(errno));
+  }
+  commit_temporary(f, true, path);
+}
+
 namespace {
 
 // Appends rows [0, rows) of column c, transposed from SoA to row-major a block of rows at a time
@@ -90,7 +124,7 @@ void append_rows(NpyWriter& file, const Column& c, std::size_t rows) {
 }  // namespace
 
 NpyTableWriter::NpyTableWriter(std::string prefix, const ArrayTable& shape, std::size_t rows)
-    : prefix_(std::move(prefix)), index_(shape.meta) {
+    : prefix_(std::move(prefix)), index_(shape.meta), rows_(rows) {
   nlohmann::json arrays = nlohmann::json::object();
   for (const Column& c : shape.columns()) {
     std::vector<long> dims{static_cast<long>(rows)};
@@ -117,12 +151,27 @@ void NpyTableWriter::append(const ArrayTable& chunk) {
     if (columns[k].dtype == DType::F64) append_rows<double>(*files_[k], columns[k], chunk.rows());
     else append_rows<int>(*files_[k], columns[k], chunk.rows());
   }
+  rows_appended_ += chunk.rows();
 }
 
 nlohmann::json NpyTableWriter::commit() {
   for (const auto& file : files_) file->commit();
   write_file_atomically(prefix_ + ".json", index_.dump(1) + "\n");
   return index_;
+}
+
+nlohmann::json NpyTableWriter::commit_partial(const std::string& partial_prefix) {
+  nlohmann::json index = index_;
+  for (std::size_t k = 0; k < files_.size(); ++k) {
+    const std::string file = partial_prefix + "_" + columns_[k].name + ".npy";
+    files_[k]->commit_rows(rows_appended_, file);
+    nlohmann::json& entry = index["arrays"][columns_[k].name];
+    entry["file"] = file;
+    entry["shape"][0] = rows_appended_;
+  }
+  index["partial"] = {{"rows", {0, rows_appended_}}, {"of", rows_}};
+  write_file_atomically(partial_prefix + ".json", index.dump(1) + "\n");
+  return index;
 }
 
 }  // namespace saltation::io

@@ -41,7 +41,8 @@ RankFailure classify(int rank, const std::exception_ptr& error) {
   } catch (const IoError& e) {
     return {rank, FailureKind::Io, 0, std::string("I/O error: ") + e.what()};
   } catch (const Interrupted& e) {
-    return {rank, FailureKind::Interrupted, e.signal(), e.what()};
+    return {rank, FailureKind::Interrupted, e.signal(),
+            "interrupted: signal " + std::to_string(e.signal()) + ": the run stopped before it finished; nothing was written"};
   } catch (const CudaError& e) {
     return {rank, FailureKind::Cuda, 0, std::string("CUDA error: ") + e.what()};
   } catch (const std::bad_alloc& e) {
@@ -193,9 +194,17 @@ class StagedFiles {
 
 }  // namespace
 
+std::string describe(const RankFailure& failure) {
+  // message is "<class>: <what>"; the rank goes after the class, so the line keeps the one
+  // format's "saltation: <class>: " start.
+  const std::string rank = "rank " + std::to_string(failure.rank);
+  const std::size_t end_of_class = failure.message.find(": ");
+  if (end_of_class == std::string::npos) return rank + ": " + failure.message;
+  return failure.message.substr(0, end_of_class) + ": " + rank + failure.message.substr(end_of_class);
+}
+
 RanksFailed::RanksFailed(std::vector<RankFailure> failures)
-    : std::runtime_error("rank " + std::to_string(failures.at(0).rank) + ": " + failures.at(0).message),
-      failures_(std::move(failures)) {}
+    : std::runtime_error(describe(failures.at(0))), failures_(std::move(failures)) {}
 
 Session::Session(int* argc, char*** argv) {
   int provided = 0;

@@ -28,6 +28,9 @@ struct RankFailure {
   std::string message;  // "I/O error: PATH: ...", "invalid input: ...": on rank 0 for every failed rank
 };
 
+// "<class>: rank N: <what>": the one error format (docs/reliability.md) with the rank as context.
+std::string describe(const RankFailure& failure);
+
 // Thrown on every rank when a step failed on any rank. On rank 0 every failure carries its
 // message; on the other ranks only the kinds are known.
 class RanksFailed : public std::runtime_error {

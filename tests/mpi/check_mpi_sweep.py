@@ -6,7 +6,7 @@
             single-process run's, provenance aside (wall time, rank count); the per-sample index
             covers every sample once, and the ranks' arrays concatenated are the single process's
   failure   rank 1 cannot move its per-sample array into place (a folder holds its name): exit 3,
-            rank 0 reports "saltation: rank 1: I/O error: ...", no summary, partial or index; an invalid
+            rank 0 reports "saltation: I/O error: rank 1: ..." (the one error format), no summary, partial or index; an invalid
             argument on every rank: exit 2, each rank reported
   robust    robust design under 2 ranks: optimization.json and summary.json equal to one process's
 
@@ -136,7 +136,7 @@ def check_failure(r):
     blocked = os.path.join(out, "samples_rank1_theta.npy")
     os.makedirs(os.path.join(blocked, "occupied"))  # a folder where rank 1's array must go
     p = r.ranks(2, [study, "--out", out, "--per-sample"], expect=3)
-    want = "saltation: rank 1: I/O error: " + blocked
+    want = "saltation: I/O error: rank 1: " + blocked
     if want not in p.stderr:
         sys.exit(f"FAIL: the failing rank is not reported as '{want}...'; stderr:\n{p.stderr}")
     for name in ("summary.json", "partial.json", "samples_index.json"):
@@ -146,7 +146,7 @@ def check_failure(r):
 
     p = r.ranks(2, [study, "--out", r.path("invalid"), "--memory-budget", "12"], expect=2)
     for rank in (0, 1):
-        if f"saltation: rank {rank}: invalid input: memory-budget" not in p.stderr:
+        if f"saltation: invalid input: rank {rank}: memory-budget" not in p.stderr:
             sys.exit(f"FAIL: rank {rank}'s invalid input is not reported; stderr:\n{p.stderr}")
     if os.path.exists(r.path("invalid", "summary.json")):
         sys.exit("FAIL: summary.json was written although every rank failed")

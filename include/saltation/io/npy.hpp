@@ -29,10 +29,16 @@ class NpyWriter {
   void append(const void* data, std::size_t values);
   // Checks that every element was written, then moves the file into place. Throws IoError.
   void commit();
+  // Moves what was written so far into place under `path` as an array of `rows` rows (the
+  // header's first dimension rewritten; `rows` x the inner size must be the elements written), for
+  // a run stopped part of the way (--keep-partial). Throws IoError.
+  void commit_rows(std::size_t rows, const std::string& path);
 
  private:
   std::string path_, tmp_;
   DType dtype_;
+  std::vector<long> shape_;
+  std::size_t header_bytes_ = 0;
   std::size_t expected_ = 0, written_ = 0;
   std::FILE* file_ = nullptr;
 };
@@ -52,12 +58,18 @@ class NpyTableWriter {
   // Returns the index. Throws IoError. No array appears under its name before commit(); a
   // writer destroyed uncommitted (an error on the way) removes its temporary files.
   nlohmann::json commit();
+  // For a run stopped part of the way (--keep-partial): the rows appended so far, as arrays
+  // PARTIAL_<name>.npy and the index PARTIAL.json, which has "partial": {"rows": [0, R], "of": N}.
+  // The writer's own files are then gone. Returns the index. Throws IoError.
+  nlohmann::json commit_partial(const std::string& partial_prefix);
+  std::size_t rows_appended() const { return rows_appended_; }
 
  private:
   std::string prefix_;
   nlohmann::json index_;
   std::vector<Column> columns_;  // the shape's, for checking chunks (no data)
   std::vector<std::unique_ptr<NpyWriter>> files_;
+  std::size_t rows_ = 0, rows_appended_ = 0;
 };
 
 }  // namespace saltation::io
