@@ -339,22 +339,26 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
   std::vector<ChunkSlot<Host>> slots;
   slots.reserve(plan.slots);
   for (int s = 0; s < plan.slots; ++s) slots.emplace_back(out, Model::P, plan.chunk);
-  // The one place progress is reported: after a chunk's results are in `out`, in chunk order.
-  auto collect = [&](ChunkSlot<Host>& slot) {
-    if (slot.count == 0) return;
-    const std::size_t done = slot.first + slot.count;
-    finish_chunk(slot, out);
-    if (progress) (*progress)(done, n);
-  };
-  std::size_t chunks = 0;
-  for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
-    ChunkSlot<Host>& slot = slots[chunks % slots.size()];
-    collect(slot);  // the chunk this slot held, two chunks back
-    throw_if_interrupted();  // between chunks; the slots' destructors wait for the work in flight
-    start_chunk<Output>(slot, model, options, deferral, kernel, block, theta, out, inputs, first,
-                        std::min(plan.chunk, n - first));
-  }
-  for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
+  // A failure after some chunks names the rows whose results are already in `out`.
+  run_reporting_completed_rows(n, [&](std::size_t& completed) {
+    // The one place progress is reported: after a chunk's results are in `out`, in chunk order.
+    auto collect = [&](ChunkSlot<Host>& slot) {
+      if (slot.count == 0) return;
+      const std::size_t done = slot.first + slot.count;
+      finish_chunk(slot, out);
+      completed = done;
+      if (progress) (*progress)(done, n);
+    };
+    std::size_t chunks = 0;
+    for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
+      ChunkSlot<Host>& slot = slots[chunks % slots.size()];
+      collect(slot);  // the chunk this slot held, two chunks back
+      throw_if_interrupted();  // between chunks; the slots' destructors wait for the work in flight
+      start_chunk<Output>(slot, model, options, deferral, kernel, block, theta, out, inputs, first,
+                          std::min(plan.chunk, n - first));
+    }
+    for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
+  });
 }
 
 }  // namespace detail
