@@ -65,7 +65,9 @@ void check_unary(const char* name, F f, const std::vector<double>& points) {
 // Both partials of f(a, b), and the mixed overloads f(Dual, double) and f(double, Dual).
 template <class F>
 void check_binary(const char* name, F f, const std::vector<std::pair<double, double>>& points) {
-  for (const auto& [x, y] : points) {
+  for (const auto& point : points) {
+    // Not a structured binding: C++17 lambdas cannot capture one (clang refuses, the ASan build).
+    const double x = point.first, y = point.second;
     const D2 a = D2::variable(x, 0), b = D2::variable(y, 1);
     const D2 r = f(a, b);
     EXPECT_EQ(r.v, f(x, y)) << name << " at (" << x << ", " << y << ")";
