@@ -1,5 +1,8 @@
 """saltation.jax: jit, grad, jvp, vjp, jacfwd/jacrev and vmap through the solver, against the C++
 sensitivity arrays and products (to 1e-12) and against central finite differences."""
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -174,3 +177,11 @@ def test_bad_solver_arguments(terrain):
     ball = jax.jit(sj.solver("bouncing_ball", outputs=("qf",), t_final=1.0))
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"invalid input: e \(row 0\)"):
         ball(jnp.array([1.0, 0.0, 1.5]))
+
+
+def test_a_build_without_the_ffi_targets_says_how_to_rebuild():
+    # What a module built where jaxlib was absent lacks (python/CMakeLists.txt); in a process of its own.
+    code = ("import saltation._saltation as m; del m.jax_ffi_targets\n"
+            "try:\n    import saltation.jax\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.PIPE, text=True).stdout
+    assert "no XLA FFI targets" in out and "pip install" in out
