@@ -2,6 +2,7 @@
 // (what nvcc does by default) against the plain one, and theta moved by one ulp against theta,
 // each within the tolerances the CUDA-vs-CPU tests use (docs/agreement.md).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -23,8 +24,11 @@ std::string probe(const std::string& name) {
   return std::ifstream(path).good() ? path : "";
 }
 
-std::string run_probe(const std::string& binary, const std::string& out, const std::string& extra = "") {
+// Writes to `name` in the temporary folder, made this process's own: ctest -j runs the tests of
+// this file at once, and a probe must never read another's half-written file.
+std::string run_probe(const std::string& binary, const std::string& name, const std::string& extra = "") {
   if (binary.empty()) return "";
+  const std::string out = ::testing::TempDir() + std::to_string(::getpid()) + "_" + name;
   const std::string cmd = "'" + binary + "' '" + out + "' " + extra;
   return std::system(cmd.c_str()) == 0 ? out : "";
 }
@@ -46,7 +50,7 @@ void expect_cases_agree(const std::string& got_file, const std::string& referenc
 class Agreement : public ::testing::Test {
  protected:
   void SetUp() override {
-    plain_ = run_probe(probe("agreement_probe"), ::testing::TempDir() + "agreement_plain.bin");
+    plain_ = run_probe(probe("agreement_probe"), "agreement_plain.bin");
     ASSERT_FALSE(plain_.empty()) << "the plain probe did not run (SALTATION_PROBE_DIR names its folder; ctest sets it)";
   }
   std::string plain_;
@@ -57,13 +61,13 @@ class Agreement : public ::testing::Test {
 TEST_F(Agreement, FmaContractedBuildWithinTolerance) {
   if (probe("agreement_probe_fma").empty()) GTEST_SKIP() << "the compiler cannot build an FMA-contracted probe";
   if (!__builtin_cpu_supports("fma")) GTEST_SKIP() << "this CPU has no FMA instructions";
-  const std::string fma = run_probe(probe("agreement_probe_fma"), ::testing::TempDir() + "agreement_fma.bin");
+  const std::string fma = run_probe(probe("agreement_probe_fma"), "agreement_fma.bin");
   ASSERT_FALSE(fma.empty()) << "the FMA probe did not run";
   expect_cases_agree(fma, plain_);
 }
 
 TEST_F(Agreement, OneUlpChangeOfThetaWithinTolerance) {
-  const std::string ulp = run_probe(probe("agreement_probe"), ::testing::TempDir() + "agreement_ulp.bin", "ulp");
+  const std::string ulp = run_probe(probe("agreement_probe"), "agreement_ulp.bin", "ulp");
   ASSERT_FALSE(ulp.empty());
   expect_cases_agree(ulp, plain_);
 }
