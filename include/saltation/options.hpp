@@ -73,7 +73,6 @@ inline int locate_iterations_for(double bracket, double time_tol) {
   return L;
 }
 
-
 // Validates (throws InvalidInput naming the option) and fills the derived fields.
 inline Options normalize_options(const Options& in) {
   Options o = in;
