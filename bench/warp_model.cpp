@@ -8,15 +8,15 @@
 //     each event time), then the event; after the last event, ceil((t_final - t_last) / dt) steps
 //     or, for a terminal event (settled, Zeno, capacity), the end.
 //  2. A warp is 32 consecutive trajectories. One lockstep iteration costs S when any lane steps,
-//     plus L + J when the vote localises (all pending lanes together, converged: the bisection
-//     count is the same on every lane). Lanes that do not take part in a phase idle through it.
+//     plus L + J when the vote localises (all pending lanes together, converged: the location
+//     iteration count is the same on every lane). Lanes that do not take part in a phase idle through it.
 //  3. Costs in RK4 sub-steps (one RK4 step of the state plus one guard evaluation):
 //     S = probes + 1 (a probed step: the warp pays for its slowest lane, and near the terrain
-//     some lane probes), L = bisect_iterations + 1 (the bisection and the step to the event),
+//     some lane probes), L = locate_iterations + 1 (the location iterations and the step to the event),
 //     J = 3 forward (guard gradient twice, reset, flows), and with sensitivities
 //     J = 5 + 2 N^2 P / (40 + 25 K) (R_q, the analytic event partials, and P columns of
 //     N x N products over a sub-step of about 40 + 25 K flops). Operation counts, not
-//     measurements; L dominates J. Tangent work in a step (affine flow: a cached N x N matrix)
+//     measurements. Tangent work in a step (affine flow: a cached N x N matrix)
 //     is left out of S.
 //  4. The device's time is proportional to the sum of warp cycles over the batch (the SMs'
 //     issue slots are the bottleneck, latency hidden by other warps); block and tail effects,
@@ -197,7 +197,7 @@ void model(std::size_t n, bool sens) {
   const saltation::Result r = saltation::solve(saltation::TerrainBall<K>{}, batch, o, saltation::Backend::Cpu);
   const std::vector<LaneWork> work = lane_work(r, o);
   // In RK4 sub-steps (assumption 3), then in units of S.
-  const double S = o.probes + 1, L = o.bisect_iterations + 1, J = sens ? 5.0 + 2.0 * N * N * P / (40.0 + 25.0 * K) : 3.0;
+  const double S = o.probes + 1, L = o.locate_iterations + 1, J = sens ? 5.0 + 2.0 * N * N * P / (40.0 + 25.0 * K) : 3.0;
   const Costs c{1.0, L / S, J / S};
   long events = 0;
   for (const LaneWork& w : work) events += static_cast<long>(w.steps_to_event.size());

@@ -9,7 +9,7 @@ each point the error of event times, impact positions, qf and dqf/dtheta against
 the time per trajectory (one thread). Timings are paired: every round runs every point once, in
 an order rotated each round, and the median and spread over the rounds are reported.
 
-The reference is saltation at dt = 2^-17 (7.6e-6) with the event-time bracket bisected to 1e-14: the
+The reference is saltation at dt = 2^-17 (7.6e-6) with event times located to time_tol 1e-14: the
 flow is affine with constant coefficients, so RK4's truncation error per step is (c dt)^5 / 5!
 ~ 1e-28 relative and only rounding and event localisation remain; CVODES at its tightest
 tolerance, an independent integrator, is reported against it as a check of the reference.

@@ -63,7 +63,7 @@ int run(saltation::Backend backend) {
       std::printf("FAIL row %zu: %d impacts, expected at least 3\n", i, r.n_events[i]);
       continue;
     }
-    // RK4 at dt = 1e-3 is accurate to about 1e-12 here; the event time is bisected to 1e-12.
+    // RK4 at dt = 1e-3 is accurate to about 1e-12 here; the event time is located to 1e-12.
     expect_near(r.event_time(i, 0), cf.time, 1e-10, "t_1", i);
     expect_near(r.event_q(i, 0, 1), cf.speed, 1e-10, "omega_1", i);
     expect_near(r.event_dq(i, 0, 1, Param::OMEGA0), cf.d_speed_d_omega0, 1e-10, "d omega_1 / d omega0", i);

@@ -15,7 +15,7 @@ struct Options {
   double v_stop = 0.0;        // status Settled at an event whose normal impact speed |g_q . f-| / |g_q| is below this (0: off)
   int event_capacity = 16;    // events recorded per trajectory; the next crossing ends it with status EventCapacity
   int probes = 3;             // interior guard probes per step (features narrower than a step)
-  double time_tol = 1e-12;    // event-time bracket width reached by bisection (then one secant step)
+  double time_tol = 1e-12;    // event-time accuracy the location iterations are sized for (locate_iterations_for)
   double graze_tol = 1e-6;    // an event is grazing when |g_q . f-| < graze_tol |g_q| |f-|
   int zeno_events = 8;        // this many events inside zeno_window ends the trajectory with status Zeno
   double zeno_window = 0.0;   // seconds; 0 means one step (dt)
@@ -25,7 +25,7 @@ struct Options {
   bool mark_invalid_rows = false;  // false: a bad row throws InvalidInput before any work starts;
                                    // true: bad rows get status InvalidInput and the rest run
   // Derived by normalize_options(); the same on every backend.
-  int bisect_iterations = 0;
+  int locate_iterations = 0;
 };
 
 // The one list of the user-settable options: calls f(name, meaning, o.member...) for each
@@ -38,7 +38,7 @@ void for_each_option(F&& f, O&... o) {
   f("v_stop", "end with status settled at an event slower than this (0: off)", o.v_stop...);
   f("event_capacity", "events recorded per trajectory", o.event_capacity...);
   f("probes", "interior guard probes per step", o.probes...);
-  f("time_tol", "event-time bracket width reached by bisection", o.time_tol...);
+  f("time_tol", "event-time accuracy the fixed count of location iterations is sized for", o.time_tol...);
   f("graze_tol", "relative normal speed below which an event is flagged grazing", o.graze_tol...);
   f("zeno_events", "this many events inside zeno_window end a trajectory with status zeno", o.zeno_events...);
   f("zeno_window", "seconds; 0 means one step", o.zeno_window...);
@@ -46,6 +46,31 @@ void for_each_option(F&& f, O&... o) {
   f("threads", "CPU backend: OpenMP threads (0: OpenMP's default)", o.threads...);
   f("max_steps", "RK4 steps allowed per trajectory (t_final / dt); more are refused before any work", o.max_steps...);
   f("mark_invalid_rows", "give bad rows status invalid_input instead of failing the batch", o.mark_invalid_rows...);
+}
+
+// Iterations that locate an event in a probe interval of width `bracket` to time_tol
+// (Trajectory::locate, docs/warp_events.md), sized by a secant-convergence bound: along the step
+// the guard is smooth with relative curvature C = |g''| / (2 |g'|) <= kLocateCurvature, so the
+// errors shrink at least as e_1 = C bracket^2 / 4, e_2 = C e_1 bracket, e_{k+1} = C e_k e_{k-1}
+// (locate's parabolic steps converge faster); the count is the least L whose final estimate
+// e_{L+1} is within time_tol. On the benchmark batches 2 iterations already meet 1e-12 at
+// dt = 1e-3, 1e-2 and 2e-2, where this gives 3, 4 and 5 (bench/README.md, "Event location").
+// Near a grazing contact g' -> 0 and the bound fails; the parabola still met 1e-12 on dips
+// 1e-10 deep there, but a time that rounding alone moves by more than time_tol is not reachable.
+constexpr double kLocateCurvature = 100.0;  // 1 / s
+constexpr int kMaxLocateIterations = 12;     // when the model does not converge (C bracket >= 1)
+inline int locate_iterations_for(double bracket, double time_tol) {
+  if (!(bracket > time_tol)) return 0;
+  const double C = kLocateCurvature;
+  double e_prev = bracket, e = C * bracket * bracket / 4.0;  // e_1: the first secant point's error
+  int L = 0;
+  while (e > time_tol && L < kMaxLocateIterations) {
+    const double next = C * e * e_prev;
+    e_prev = e;
+    e = next;
+    ++L;
+  }
+  return L;
 }
 
 // Validates (throws InvalidInput naming the option) and fills the derived fields.
@@ -77,10 +102,7 @@ inline Options normalize_options(const Options& in) {
                   "raise dt or options.max_steps", o.t_final, o.dt, steps, o.max_steps);
     throw InvalidInput("options.dt", -1, what);
   }
-  // Enough halvings of one probe interval to reach time_tol; the same on every lane.
-  const double bracket = o.dt / (o.probes + 1);
-  o.bisect_iterations = bracket > o.time_tol ? static_cast<int>(std::ceil(std::log2(bracket / o.time_tol))) : 0;
-  if (o.bisect_iterations > 80) o.bisect_iterations = 80;
+  o.locate_iterations = locate_iterations_for(o.dt / (o.probes + 1), o.time_tol);
   return o;
 }
 

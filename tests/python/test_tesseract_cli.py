@@ -30,7 +30,7 @@ def test_check_passes(tmp_path):
 
 def test_check_gradients_passes_at_a_tight_tolerance(tmp_path):
     # eps 1e-6 on inputs of order 0.1-1 keeps central differences' truncation and rounding
-    # errors near 1e-9 relative; the bisection's time tolerance (1e-12) enters divided by eps.
+    # errors near 1e-9 relative; the event location's time tolerance (1e-12) enters divided by eps.
     result = run_runtime("check-gradients", f"@{REPO / 'tesseract' / 'example_inputs.json'}",
                          "--eps", "1e-6", "--rtol", "1e-6", "--max-evals", "60", "--seed", "3",
                          "--no-show-progress", tmp_path=tmp_path)

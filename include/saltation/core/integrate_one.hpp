@@ -1,6 +1,6 @@
 #pragma once
 // The per-trajectory routine every backend runs unchanged: fixed-step RK4, direction-aware
-// event detection with interior probes, fixed-count bisection, resets, termination statuses,
+// event detection with interior probes, fixed-count event location, resets, termination statuses,
 // and (when Sens) forward-variational sensitivities with saltation jumps.
 //
 // Sensitivities. Between events the tangent Y = d q(t) / d [q(t_s), theta_flow] of the current
@@ -565,8 +565,18 @@ class Trajectory {
     return false;
   }
 
-  // Fixed-count bisection on each crossing guard (the same count on every lane, no early exit),
-  // then one secant step on the final bracket. Earliest crossing wins; ties go to the lower index.
+  // Safeguarded Muller iterations on phi(s) = guard_j(rk4_step(q, s)) for each crossing guard:
+  // locate_iterations true sub-steps (the same count on every lane, no early exit), each at the
+  // root inside the bracket of the parabola through the bracket's ends and the farthest point
+  // evaluated outside it (the first at the secant point), the estimate being that root for the
+  // final bracket. Earliest crossing wins; ties go to the lower index. The bracket keeps phi(a)
+  // before the crossing and phi(b) past it, so no trial leaves it; one that rounding puts on an
+  // end is a halving instead. The parabola keeps near-double roots (a shallow dip through the
+  // guard) fast, where a secant slows to halving the distance per step; its third point is the
+  // farthest, not the latest, because once a trial sits on the root to rounding two close points'
+  // divided difference is noise that would throw the next root anywhere in the bracket. After an
+  // e = 0 impact the state rests on the guard (phi(a) = 0 exactly, refresh_guards) with phi < 0
+  // beyond: phi(a) stays 0 and the event is at a.
   SALTATION_HD double locate(const Bracket& br, int& j_event) const {
     double best = br.b;
     j_event = -1;
@@ -574,20 +584,28 @@ class Trajectory {
       if (!(br.mask & (1u << j))) continue;
       const int dir = m_.direction(j, mode_);
       double a = br.a, b = br.b, ga = br.ga[j], gb = br.gb[j];
-      for (int it = 0; it < o_.bisect_iterations; ++it) {
-        const double mid = 0.5 * (a + b);
-        double qm[N];
-        rk4_step(m_, q_, mode_, th_, mid, qm);
-        const double gm = m_.guard(j, qm, mode_, th_);
-        if (crosses(dir, ga, gm)) {
-          b = mid;
-          gb = gm;
+      double c = 0.0, gc = 0.0;  // the farthest point evaluated outside [a, b] (set by the first trial)
+      for (int it = 0; it < o_.locate_iterations; ++it) {
+        double s = it == 0 ? secant_point(a, b, ga, gb) : parabola_root(a, b, c, ga, gb, gc);
+        if (!(s > a && s < b)) s = 0.5 * (a + b);
+        double qs[N];
+        rk4_step(m_, q_, mode_, th_, s, qs);
+        const double gs = m_.guard(j, qs, mode_, th_);
+        const bool crossed = crosses(dir, ga, gs);
+        const double replaced = crossed ? b : a, g_replaced = crossed ? gb : ga;
+        if (crossed) {
+          b = s;
+          gb = gs;
         } else {
-          a = mid;
-          ga = gm;
+          a = s;
+          ga = gs;
+        }
+        if (it == 0 || distance_outside(replaced, a, b) > distance_outside(c, a, b)) {
+          c = replaced;
+          gc = g_replaced;
         }
       }
-      double s = a + (b - a) * (ga / (ga - gb));
+      double s = o_.locate_iterations > 0 ? parabola_root(a, b, c, ga, gb, gc) : secant_point(a, b, ga, gb);
       if (!(s >= a && s <= b)) s = b;
       if (j_event < 0 || s < best) {
         best = s;
@@ -595,6 +613,28 @@ class Trajectory {
       }
     }
     return best;
+  }
+
+  SALTATION_HD static double distance_outside(double x, double a, double b) { return x < a ? a - x : x - b; }
+
+  SALTATION_HD static double secant_point(double a, double b, double ga, double gb) {
+    return a + (b - a) * (ga / (ga - gb));
+  }
+
+  // The root in [a, b] of the parabola through (a, ga), (b, gb), (c, gc) (ga, gb of opposite
+  // signs or ga = 0, so it has exactly one there), or the secant point when rounding finds none.
+  SALTATION_HD static double parabola_root(double a, double b, double c, double ga, double gb, double gc) {
+    const double h = b - a, slope = (gb - ga) / h;
+    const double curv = ((gc - ga) / (c - a) - slope) / (c - b);
+    // In t = s - a: curv t^2 + p t + ga = 0, roots by the cancellation-free pair q / curv, ga / q.
+    const double p = slope - curv * h, disc = p * p - 4.0 * curv * ga;
+    if (disc >= 0.0) {
+      const double q = -0.5 * (p + ::copysign(::sqrt(disc), p));
+      const double t1 = ga / q, t2 = q / curv;
+      if (t1 >= 0.0 && t1 <= h) return a + t1;
+      if (t2 >= 0.0 && t2 <= h) return a + t2;
+    }
+    return secant_point(a, b, ga, gb);
   }
 
   // Gradient of guard j at q in `mode`.
