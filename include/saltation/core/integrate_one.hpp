@@ -418,6 +418,26 @@ class Trajectory {
     return take_event(j, t_ + s, q_minus, false) || finish_at_t_final();
   }
 
+  // For a driver that advances several trajectories' free flight at once (the CPU's SIMD lanes,
+  // src/cpu_lanes.cpp): the state, the mode, whether the next step is a full dt, and the commit of
+  // that step from its end state q_end, which the driver computed with rk4_step over dt from
+  // state(). take_free_step() takes the step only where step() would take it without a guard
+  // evaluation (q_end finite and the model's guard bound ruling out every guard), and then does
+  // what step() does; otherwise it changes nothing and returns false, and the driver calls step().
+  // `ended`: the step reached t_final.
+  SALTATION_HD const double* state() const { return q_; }
+  SALTATION_HD int mode() const { return mode_; }
+  SALTATION_HD bool full_step_next() const { return !(o_.t_final - t_ <= o_.dt); }
+  SALTATION_HD bool take_free_step(const double* q_end, bool& ended) {
+    static_assert(!Sens, "the tangent of a step is not committed here");
+    if (!all_finite(q_end) || !all_guards_excluded(q_end)) return false;
+    for (int k = 0; k < N; ++k) q_[k] = q_end[k];
+    g_left_known_ = false;
+    t_ = t_ + o_.dt;
+    ended = finish_at_t_final();
+    return true;
+  }
+
  private:
   // The event of guard j at t_e with pre-event state q_minus: truncate (capacity), end the run
   // (settled, Zeno) or reset and go on. `pinned`: the event time does not move with theta (an

@@ -1,0 +1,323 @@
+// The CPU's SIMD lanes (include/saltation/cpu_lanes.hpp, docs/simd_lanes.md), built once per
+// vector target by Google Highway (hwy/foreach_target.h re-includes this file for AVX-512, AVX2
+// and the baseline) and chosen at run time (HWY_DYNAMIC_DISPATCH). The baseline, and any CPU
+// without AVX2, keeps the scalar driver (cpu::solve).
+//
+// A group of W lanes per thread, each lane a core::Trajectory of its own row. One lockstep
+// iteration: the lanes whose next step is a full dt in the same mode advance together by one
+// vector RK4 step (rk4_step and the model's flow on LaneVec); each such lane then commits its
+// step through Trajectory::take_free_step() where the model's guard bound rules the step out,
+// exactly as step() would. Any other lane, and a lane whose step the bound does not rule out, runs
+// step() (and, on a bracket, take_bracketed_event()) on its own. A lane whose trajectory ends
+// takes the next row.
+//
+// Why the results are bitwise the scalar driver's: a lane's trajectory goes through the same
+// operations in the same order (the vector step is rk4_step's IEEE additions, multiplications
+// and divisions lane by lane; a step the vector path does not commit is recomputed by step());
+// this file is compiled with -ffp-contract=off, so no multiply-add is fused on the vector
+// targets (the scalar x86-64 build has no FMA instructions to fuse with).
+#include "saltation/cpu_lanes.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "builtin_models.hpp"
+#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/rk4.hpp"
+#include "saltation/cpu.hpp"
+#include "saltation/interrupt.hpp"
+#include "saltation/params.hpp"
+
+#ifndef SALTATION_CPU_LANES_TABLE
+#define SALTATION_CPU_LANES_TABLE
+namespace saltation::cpu::detail {
+
+// The lane drivers of one vector target, one entry per (output policy, built-in model); null
+// where the model has no lanes or the target is the baseline (width 0).
+template <class Output, class Model>
+struct LaneEntry {
+  void (*run)(const Model&, const double*, std::size_t, const Options&, const typename Output::View&,
+              const Progress*) = nullptr;
+};
+template <class Model>
+struct LaneEntries : LaneEntry<core::FullRecord, Model>,
+                     LaneEntry<core::FinalState, Model>,
+                     LaneEntry<core::ObjectiveObserver, Model> {};
+struct LaneTableBase {
+  const char* name = "none";
+  int width = 0;
+};
+#define SALTATION_LANE_ENTRIES(Model) , LaneEntries<Model>
+struct LaneTable : LaneTableBase SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_LANE_ENTRIES) {};
+#undef SALTATION_LANE_ENTRIES
+
+}  // namespace saltation::cpu::detail
+#endif
+
+// SSSE3 and SSE4 are left out: 2 lanes of double gain too little to be worth the build time.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4)
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu_lanes.cpp"
+#include "hwy/aligned_allocator.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace saltation::cpu_lanes {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+namespace hn = hwy::HWY_NAMESPACE;
+using Tag = hn::ScalableTag<double>;
+constexpr int kW = HWY_MAX_BYTES / sizeof(double);  // lanes per group
+
+// W trajectories' values of one scalar. Each operation is the double operation lane by lane
+// (IEEE +, -, *, /, sqrt; negation and |x| on the sign bit), so rk4_step and a model's flow,
+// written over a generic scalar, run on it unchanged and give each lane the double result.
+// Functions without an exact vector form (exp, ...) call the C library's per lane.
+struct LaneVec {
+  hn::Vec<Tag> v;
+  LaneVec() = default;
+  LaneVec(double x) : v(hn::Set(Tag(), x)) {}  // NOLINT: constants lift implicitly, as for Dual
+  explicit LaneVec(hn::Vec<Tag> x) : v(x) {}
+  LaneVec& operator+=(const LaneVec& b) { return *this = LaneVec(hn::Add(v, b.v)); }
+  LaneVec& operator-=(const LaneVec& b) { return *this = LaneVec(hn::Sub(v, b.v)); }
+  LaneVec& operator*=(const LaneVec& b) { return *this = LaneVec(hn::Mul(v, b.v)); }
+  LaneVec& operator/=(const LaneVec& b) { return *this = LaneVec(hn::Div(v, b.v)); }
+};
+inline LaneVec operator+(const LaneVec& a) { return a; }
+inline LaneVec operator-(const LaneVec& a) { return LaneVec(hn::Neg(a.v)); }
+inline LaneVec operator+(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Add(a.v, b.v)); }
+inline LaneVec operator-(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Sub(a.v, b.v)); }
+inline LaneVec operator*(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Mul(a.v, b.v)); }
+inline LaneVec operator/(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Div(a.v, b.v)); }
+inline LaneVec sqrt(const LaneVec& a) { return LaneVec(hn::Sqrt(a.v)); }
+inline LaneVec abs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+inline LaneVec fabs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+
+template <class F>
+LaneVec per_lane(const LaneVec& a, F f) {
+  HWY_ALIGN double x[kW];
+  hn::Store(a.v, Tag(), x);
+  for (int l = 0; l < kW; ++l) x[l] = f(x[l]);
+  return LaneVec(hn::Load(Tag(), x));
+}
+inline LaneVec exp(const LaneVec& a) { return per_lane(a, [](double x) { return ::exp(x); }); }
+inline LaneVec log(const LaneVec& a) { return per_lane(a, [](double x) { return ::log(x); }); }
+inline LaneVec sin(const LaneVec& a) { return per_lane(a, [](double x) { return ::sin(x); }); }
+inline LaneVec cos(const LaneVec& a) { return per_lane(a, [](double x) { return ::cos(x); }); }
+inline LaneVec tanh(const LaneVec& a) { return per_lane(a, [](double x) { return ::tanh(x); }); }
+
+// Parameter k of the group's W trajectories as one vector: the group keeps its rows transposed,
+// parameter k of lane l at [k * W + l] (a lane's Trajectory reads the same numbers with stride W).
+struct LaneParams {
+  const double* rows;
+  LaneVec operator[](int k) const { return LaneVec(hn::Load(Tag(), rows + k * kW)); }
+};
+
+// One RK4 step of dt for all W lanes in `mode`: q and q_end as [k * W + l]. Flattened, so that
+// rk4_step and the model's flow (templates compiled for the baseline) are inlined here and run
+// in this target's vectors.
+template <class Model>
+__attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, int mode, const double* rows,
+                                             double dt, double* q_end) {
+  constexpr int N = Model::N;
+  LaneVec qv[N], out[N];
+  for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+  core::rk4_step(m, qv, mode, LaneParams{rows}, dt, out);
+  for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
+}
+
+// One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
+template <class Output, class Model>
+class LaneGroup {
+ public:
+  using Traj = core::Trajectory<Model, RowParams, false, Output>;
+  static constexpr int N = Model::N, P = Model::P;
+
+  LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
+            std::atomic<std::size_t>& next, cpu::detail::ProgressCounter& counter)
+      : m_(m), o_(o), theta_(theta), n_(n), out_(out), next_(next), counter_(counter),
+        rows_(hwy::AllocateAligned<double>(static_cast<std::size_t>(P) * kW)) {
+    std::memset(rows_.get(), 0, sizeof(double) * P * kW);
+  }
+
+  void run() {
+    for (int l = 0; l < kW; ++l) refill(l);
+    HWY_ALIGN double q[N * kW], q_end[N * kW];
+    for (;;) {
+      // The lanes that step together: a full dt in the mode of the first of them.
+      bool together[kW];
+      int first = -1, mode = 0;
+      for (int l = 0; l < kW; ++l) {
+        together[l] = lane_[l] && lane_[l]->full_step_next() && (first < 0 || lane_[l]->mode() == mode);
+        if (together[l] && first < 0) {
+          first = l;
+          mode = lane_[l]->mode();
+        }
+      }
+      if (first < 0 && !any_running()) return;
+      if (first >= 0) {
+        for (int l = 0; l < kW; ++l) {
+          const double* s = lane_[together[l] ? l : first]->state();  // idle lanes repeat a live one
+          for (int k = 0; k < N; ++k) q[k * kW + l] = s[k];
+        }
+        lanes_rk4_step(m_, q, mode, rows_.get(), o_.dt, q_end);
+      }
+      for (int l = 0; l < kW; ++l) {
+        if (!lane_[l]) continue;
+        bool ended = false;
+        bool stepped = false;
+        if (together[l]) {
+          double e[N];
+          for (int k = 0; k < N; ++k) e[k] = q_end[k * kW + l];
+          stepped = lane_[l]->take_free_step(e, ended);
+        }
+        if (!stepped) ended = step_alone(*lane_[l]);
+        if (ended) {
+          counter_.one_done();
+          refill(l);
+        }
+      }
+    }
+  }
+
+ private:
+  bool any_running() const {
+    for (int l = 0; l < kW; ++l)
+      if (lane_[l]) return true;
+    return false;
+  }
+
+  // The per-trajectory routine's own step, and its event when the step brackets one (as run()).
+  static bool step_alone(Traj& tr) {
+    const typename Traj::StepOutcome outcome = tr.step();
+    if (outcome == Traj::StepOutcome::Ended) return true;
+    return outcome == Traj::StepOutcome::Bracketed && tr.take_bracketed_event();
+  }
+
+  // Starts lane l on the next row (past rows that end in begin()); leaves it empty when no row is
+  // left or a stop was requested.
+  void refill(int l) {
+    lane_[l].reset();
+    for (;;) {
+      if (interrupt_requested()) return;
+      const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n_) return;
+      for (int p = 0; p < P; ++p) rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
+      lane_[l].emplace(m_, o_, RowParams{rows_.get() + l, kW}, i, out_);
+      if (!lane_[l]->begin()) return;
+      counter_.one_done();
+      lane_[l].reset();
+    }
+  }
+
+  const Model& m_;
+  const Options& o_;
+  const double* theta_;
+  const std::size_t n_;
+  const typename Output::View& out_;
+  std::atomic<std::size_t>& next_;
+  cpu::detail::ProgressCounter& counter_;
+  hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
+  std::optional<Traj> lane_[kW];
+};
+
+template <class Output, class Model>
+void run_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+               const typename Output::View& out, const Progress* progress) {
+  std::atomic<std::size_t> next{0};
+  cpu::detail::ProgressCounter counter(progress, n);
+#pragma omp parallel num_threads(cpu::detail::thread_count(options, n))
+  LaneGroup<Output, Model>(model, options, theta, n, out, next, counter).run();
+  throw_if_interrupted();
+  counter.finish();
+}
+
+template <class Model>
+void fill(cpu::detail::LaneTable& table) {
+  if constexpr (has_cpu_lanes<Model>::value) {
+    static_cast<cpu::detail::LaneEntry<core::FullRecord, Model>&>(table).run = &run_lanes<core::FullRecord, Model>;
+    static_cast<cpu::detail::LaneEntry<core::FinalState, Model>&>(table).run = &run_lanes<core::FinalState, Model>;
+    static_cast<cpu::detail::LaneEntry<core::ObjectiveObserver, Model>&>(table).run =
+        &run_lanes<core::ObjectiveObserver, Model>;
+  }
+}
+#endif
+
+const cpu::detail::LaneTable* lane_table() {
+  static const cpu::detail::LaneTable table = [] {
+    cpu::detail::LaneTable t;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+    t.name = HWY_TARGET == HWY_AVX3 ? "avx3" : "avx2";
+    t.width = kW;
+#define SALTATION_FILL_LANES(Model) fill<Model>(t);
+    SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_FILL_LANES)
+#undef SALTATION_FILL_LANES
+#endif
+    return t;
+  }();
+  return &table;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace saltation::cpu_lanes
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace saltation::cpu_lanes {
+HWY_EXPORT(lane_table);
+}  // namespace saltation::cpu_lanes
+
+namespace saltation::cpu {
+
+namespace {
+
+// The table for this process's CPU and SALTATION_SIMD (include/saltation/cpu_lanes.hpp).
+const detail::LaneTable& chosen_lanes() {
+  static const detail::LaneTable none;
+  const char* simd = std::getenv("SALTATION_SIMD");
+  if (simd && std::strcmp(simd, "0") == 0) return none;
+  if (simd && std::strcmp(simd, "avx2") == 0) {
+#if HWY_TARGETS & HWY_AVX2
+    if (hwy::SupportedTargets() & HWY_AVX2) return *cpu_lanes::N_AVX2::lane_table();
+#endif
+    return none;
+  }
+  return *HWY_DYNAMIC_DISPATCH(cpu_lanes::lane_table)();
+}
+
+}  // namespace
+
+LaneTarget lane_target() {
+  const detail::LaneTable& table = chosen_lanes();
+  return {table.name, table.width};
+}
+
+template <class Output, class Model>
+bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+                 const typename Output::View& out, const Progress* progress) {
+  if (options.sensitivities) return false;
+  const auto run = static_cast<const detail::LaneEntry<Output, Model>&>(chosen_lanes()).run;
+  if (!run) return false;
+  run(model, theta, n, options, out, progress);
+  return true;
+}
+
+#define SALTATION_INSTANTIATE_LANES(Model)                                                                     \
+  template bool solve_lanes<core::FullRecord, Model>(const Model&, const double*, std::size_t, const Options&, \
+                                                     const ResultView&, const Progress*);                     \
+  template bool solve_lanes<core::FinalState, Model>(const Model&, const double*, std::size_t, const Options&, \
+                                                     const ResultView&, const Progress*);                     \
+  template bool solve_lanes<core::ObjectiveObserver, Model>(const Model&, const double*, std::size_t,          \
+                                                            const Options&, const ObservationView&,           \
+                                                            const Progress*);
+SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_INSTANTIATE_LANES)
+#undef SALTATION_INSTANTIATE_LANES
+
+}  // namespace saltation::cpu
+#endif  // HWY_ONCE
