@@ -1,11 +1,12 @@
 // The CPU's SIMD lanes against the scalar CPU driver (bench/README.md, "SIMD lanes"):
-// `bench_simd_lanes n reps` times, on one thread, cpu::solve (one trajectory at a time) and
+// `bench_simd_lanes n reps [free|batch]` times, on one thread, cpu::solve (one trajectory at a time) and
 // cpu::solve_lanes (the target SALTATION_SIMD and the CPU choose) on
 //   free flight: the rows of bench/terrain_batch.hpp with y0 = 100 (the ball never nears the
 //     terrain), t_final 3, dt 1e-3: ns per trajectory-step;
 //   the benchmark batch: the same rows from y0 = 1 with seed_options (bounces, settling), forward:
 //     us per trajectory, and trajectory-steps per second;
-// for K = 3 and 24, the best of `reps` runs each, and checks that both give the same bits.
+// for K = 3 and 24 (only the free-flight or the batch rows when asked), the best of `reps` runs
+// each, and checks that both give the same bits.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -75,9 +76,14 @@ int main(int argc, char** argv) {
   high3.y0 = 100.0;
   saltation::TerrainBall<24> high24;
   high24.y0 = 100.0;
-  compare("free flight", high3, n, reps);
-  compare("free flight", high24, n, reps);
-  compare("batch", saltation::TerrainBall<3>{}, n, reps);
-  compare("batch", saltation::TerrainBall<24>{}, n, reps);
+  const char* only = argc > 3 ? argv[3] : "";
+  if (std::strcmp(only, "batch") != 0) {
+    compare("free flight", high3, n, reps);
+    compare("free flight", high24, n, reps);
+  }
+  if (std::strcmp(only, "free") != 0) {
+    compare("batch", saltation::TerrainBall<3>{}, n, reps);
+    compare("batch", saltation::TerrainBall<24>{}, n, reps);
+  }
   return 0;
 }

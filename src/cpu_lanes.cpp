@@ -3,13 +3,14 @@
 // and the baseline) and chosen at run time (HWY_DYNAMIC_DISPATCH). The baseline, and any CPU
 // without AVX2, keeps the scalar driver (cpu::solve).
 //
-// A group of W lanes per thread, each lane a core::Trajectory of its own row. One lockstep
-// iteration: the lanes whose next step is a full dt in the same mode advance together by one
-// vector RK4 step (rk4_step and the model's flow on LaneVec); each such lane then commits its
-// step through Trajectory::take_free_step() where the model's guard bound rules the step out,
-// exactly as step() would. Any other lane, and a lane whose step the bound does not rule out, runs
-// step() (and, on a bracket, take_bracketed_event()) on its own. A lane whose trajectory ends
-// takes the next row.
+// A group of W lanes per thread, each lane a core::Trajectory of its own row. Lanes whose next
+// step is a full dt (in one mode) fly: the group holds their states in vectors and advances them
+// together by one vector RK4 step (rk4_step and the model's flow on LaneVec) per iteration, and
+// keeps each lane's step where step() would take it without a guard evaluation (finite end state,
+// the model's guard bound ruling the step out, checked per lane by Trajectory::guards_excluded).
+// A lane whose step is not free gets its state back (Trajectory::resume) and takes that step
+// alone (step(), and take_bracketed_event() on a bracket), as does every lane not flying. A lane
+// whose trajectory ends takes the next row.
 //
 // Why the results are bitwise the scalar driver's: a lane's trajectory goes through the same
 // operations in the same order (the vector step is rk4_step's IEEE additions, multiplications
@@ -148,49 +149,89 @@ class LaneGroup {
 
   void run() {
     for (int l = 0; l < kW; ++l) refill(l);
-    HWY_ALIGN double q[N * kW], q_end[N * kW];
+    // The flying lanes' states, held here between their free steps: q as [k * W + l], and t.
+    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
+    unsigned flying = 0;  // bit l: lane l's state is held here
+    unsigned moved = 0;   // bit l: lane l has taken free steps since it joined the flight
+    int mode = 0;         // the flying lanes' mode
+    const Tag d;
+    const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
     for (;;) {
-      // The lanes that step together: a full dt in the mode of the first of them.
-      bool together[kW];
-      int first = -1, mode = 0;
-      for (int l = 0; l < kW; ++l) {
-        together[l] = lane_[l] && lane_[l]->full_step_next() && (first < 0 || lane_[l]->mode() == mode);
-        if (together[l] && first < 0) {
-          first = l;
-          mode = lane_[l]->mode();
-        }
-      }
-      if (first < 0 && !any_running()) return;
-      if (first >= 0) {
-        for (int l = 0; l < kW; ++l) {
-          const double* s = lane_[together[l] ? l : first]->state();  // idle lanes repeat a live one
-          for (int k = 0; k < N; ++k) q[k * kW + l] = s[k];
-        }
+      unsigned done = 0;  // lanes that took this iteration's step (or started a new row in it)
+      if (flying) {
         lanes_rk4_step(m_, q, mode, rows_.get(), o_.dt, q_end);
+        // As step(): a full step (not the last), a finite end state, and the guard bound.
+        auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, t)), dt);
+        for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, q_end + k * kW)));
+        unsigned free = 0;
+        for (unsigned c = bits(candidate) & flying; c; c &= c - 1) {
+          const int l = __builtin_ctz(c);
+          double q0[N], q1[N];
+          for (int k = 0; k < N; ++k) {
+            q0[k] = q[k * kW + l];
+            q1[k] = q_end[k * kW + l];
+          }
+          if (lane_[l]->guards_excluded(q0, q1)) free |= 1u << l;
+        }
+        moved |= free;
+        const auto taken = mask(free);
+        for (int k = 0; k < N; ++k)
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, q_end + k * kW), hn::Load(d, q + k * kW)), d, q + k * kW);
+        const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, t), dt), hn::Load(d, t));
+        hn::Store(t_next, d, t);
+        // Lanes whose step was not free take it alone; lanes that reached t_final end.
+        const unsigned back = (flying & ~free) | (bits(hn::Ge(t_next, t_final)) & free);
+        done = flying;
+        flying &= ~back;
+        for (unsigned b = back; b; b &= b - 1) {
+          const int l = __builtin_ctz(b);
+          double ql[N];
+          for (int k = 0; k < N; ++k) ql[k] = q[k * kW + l];
+          // A lane that has not moved keeps its own state (and what its last event set).
+          const bool ended = ((moved >> l & 1u) && lane_[l]->resume(ql, t[l])) ||
+                             (!(free >> l & 1u) && step_alone(*lane_[l]));
+          if (ended) end_and_refill(l);
+        }
       }
+      for (int l = 0; l < kW; ++l) {
+        if (!lane_[l] || (done >> l & 1u)) continue;
+        if (step_alone(*lane_[l])) {
+          end_and_refill(l);
+          done |= 1u << l;
+        }
+      }
+      // Lanes with a full step next (in the flying lanes' mode) join the flight.
+      bool running = false;
       for (int l = 0; l < kW; ++l) {
         if (!lane_[l]) continue;
-        bool ended = false;
-        bool stepped = false;
-        if (together[l]) {
-          double e[N];
-          for (int k = 0; k < N; ++k) e[k] = q_end[k * kW + l];
-          stepped = lane_[l]->take_free_step(e, ended);
-        }
-        if (!stepped) ended = step_alone(*lane_[l]);
-        if (ended) {
-          counter_.one_done();
-          refill(l);
-        }
+        running = true;
+        if ((flying >> l & 1u) || !lane_[l]->full_step_next()) continue;
+        if (!flying) mode = lane_[l]->mode();
+        if (lane_[l]->mode() != mode) continue;
+        const double* s = lane_[l]->state();
+        for (int k = 0; k < N; ++k) q[k * kW + l] = s[k];
+        t[l] = lane_[l]->time();
+        flying |= 1u << l;
+        moved &= ~(1u << l);
       }
+      if (!running) return;
     }
   }
 
  private:
-  bool any_running() const {
-    for (int l = 0; l < kW; ++l)
-      if (lane_[l]) return true;
-    return false;
+  static unsigned bits(hn::Mask<Tag> m) {
+    uint8_t b[8] = {};
+    hn::StoreMaskBits(Tag(), m, b);
+    return b[0];
+  }
+  static hn::Mask<Tag> mask(unsigned lanes) {
+    const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
+    return hn::LoadMaskBits(Tag(), b);
+  }
+
+  void end_and_refill(int l) {
+    counter_.one_done();
+    refill(l);
   }
 
   // The per-trajectory routine's own step, and its event when the step brackets one (as run()).
