@@ -15,30 +15,63 @@
 
 namespace saltation::cpu {
 
+namespace detail {
+
+// Rows the scalar driver's dynamic schedule hands a thread at a time.
+constexpr long long kScheduleChunk = 16;
+
+// Threads for n trajectories: the option, else OpenMP's default; no more than chunks of
+// kScheduleChunk rows: a thread beyond them gets no trajectory, and on a busy machine waking it and
+// waiting for it at the loop's end can cost more than a small batch itself (a batch of 2: 24 ms
+// with 2 threads, 0.7 ms with 1, load 12).
+inline int thread_count(const Options& options, std::size_t n) {
+  const long long chunks = (static_cast<long long>(n) + kScheduleChunk - 1) / kScheduleChunk;
+  const int wanted = options.threads > 0 ? options.threads : omp_get_max_threads();
+  return chunks < wanted ? static_cast<int>(chunks) : wanted;
+}
+
+// Finished trajectories, counted across a team's threads; only the calling thread (the team's
+// master) reports, about every 1 % of the batch, and finish() once at the end.
+class ProgressCounter {
+ public:
+  ProgressCounter(const Progress* progress, std::size_t n)
+      : progress_(progress), n_(n), report_every_(n / 100 > 0 ? n / 100 : 1) {}
+  void one_done() {
+    if (!progress_) return;
+    const std::size_t d = ++done_;
+    if (omp_get_thread_num() == 0 && d < n_ && d - reported_ >= report_every_) {
+      reported_ = d;
+      (*progress_)(d, n_);
+    }
+  }
+  void finish() const {
+    if (progress_) (*progress_)(n_, n_);
+  }
+
+ private:
+  const Progress* progress_;
+  const std::size_t n_, report_every_;
+  std::atomic<std::size_t> done_{0};
+  std::size_t reported_ = 0;
+};
+
+}  // namespace detail
+
 // theta is SoA: parameter p of trajectory i at theta[p * n + i]. `options` must be normalized.
 // `Output` is what each trajectory keeps (core::FullRecord, FinalState or ObjectiveObserver) and
-// `out` its view.
+// `out` its view. One trajectory at a time per thread (the SIMD lanes are cpu_lanes.hpp's).
 template <class Output = core::FullRecord, class Model>
 void solve(const Model& model, const double* theta, std::size_t n, const Options& options,
            const typename Output::View& out, const Progress* progress = nullptr) {
   constexpr int P = Model::P;
-  std::atomic<std::size_t> done{0};
-  const std::size_t report_every = n / 100 > 0 ? n / 100 : 1;
-  std::size_t reported = 0;
+  detail::ProgressCounter counter(progress, n);
   const long long count = static_cast<long long>(n);
-  const int wanted = options.threads > 0 ? options.threads : omp_get_max_threads();
-  // No more threads than chunks of the schedule below: a thread beyond them gets no trajectory,
-  // and on a busy machine waking it and waiting for it at the loop's end can cost more than a
-  // small batch itself (a batch of 2: 24 ms with 2 threads, 0.7 ms with 1, load 12).
-  constexpr long long chunk = 16;
-  const long long chunks = (count + chunk - 1) / chunk;
-  const int threads = chunks < wanted ? static_cast<int>(chunks) : wanted;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(detail::thread_count(options, n))
   {
     // Each thread gathers its row into a contiguous buffer: one trajectory reads its
     // parameters many times per step, and strided reads across a large batch would miss cache.
     std::vector<double> row(P);
-#pragma omp for schedule(dynamic, chunk)
+#pragma omp for schedule(dynamic, detail::kScheduleChunk)
     for (long long i = 0; i < count; ++i) {
       // A requested stop skips the rest (an OpenMP loop cannot break); the results are then
       // incomplete, and Interrupted is thrown below.
@@ -49,18 +82,11 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
         core::integrate_one<true, Output>(model, options, th, static_cast<std::size_t>(i), out);
       else
         core::integrate_one<false, Output>(model, options, th, static_cast<std::size_t>(i), out);
-      if (progress) {
-        const std::size_t d = ++done;
-        // Only the calling thread (the team's master) reports.
-        if (omp_get_thread_num() == 0 && d < n && d - reported >= report_every) {
-          reported = d;
-          (*progress)(d, n);
-        }
-      }
+      counter.one_done();
     }
   }
   throw_if_interrupted();
-  if (progress) (*progress)(n, n);
+  counter.finish();
 }
 
 }  // namespace saltation::cpu

@@ -60,6 +60,12 @@ namespace saltation {
 template <class Model>
 struct has_cuda_driver : std::false_type {};
 
+// True for models whose CPU SIMD-lane driver (cpu_lanes.hpp) is compiled into the library: the
+// built-in models whose guard bound lets most steps skip the guards, so that W trajectories'
+// free-flight steps run together in vectors.
+template <class Model>
+struct has_cpu_lanes : std::false_type {};
+
 template <class Model, class = void>
 struct has_guard_exclusion : std::false_type {};
 template <class Model>

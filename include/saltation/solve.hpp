@@ -11,6 +11,7 @@
 #include "saltation/batch.hpp"
 #include "saltation/core/integrate_one.hpp"
 #include "saltation/cpu.hpp"
+#include "saltation/cpu_lanes.hpp"
 #include "saltation/cuda.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/options.hpp"
@@ -63,7 +64,8 @@ void check_result_memory(std::size_t n, int C, bool sensitivities) {
                     "number in chunks), record fewer events (options.event_capacity) or leave out sensitivities");
 }
 
-// Runs the batch into `out` on the backend: the CPU driver with the Output policy, or
+// Runs the batch into `out` on the backend: the CPU driver with the Output policy (in SIMD lanes
+// where cpu::solve_lanes applies, else one trajectory per thread), or
 // `cuda_driver(model)`, which calls the CUDA entry point named `cuda_entry` for the same policy.
 // `cuda_driver` is a generic lambda, so that the entry point it names is instantiated only for a
 // model with a CUDA driver.
@@ -82,7 +84,10 @@ void run_on_backend(const Model& model, const Batch& batch, const Options& opts,
                       __FILE__, __LINE__);
     }
   } else {
-    cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), progress ? &progress : nullptr);
+    const Progress* report = progress ? &progress : nullptr;
+    if constexpr (has_cpu_lanes<Model>::value)
+      if (cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
+    cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report);
   }
 }
 

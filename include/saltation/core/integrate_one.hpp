@@ -418,6 +418,26 @@ class Trajectory {
     return take_event(j, t_ + s, q_minus, false) || finish_at_t_final();
   }
 
+  // For a driver that advances several trajectories' free flight at once (the CPU's SIMD lanes,
+  // src/cpu_lanes.cpp) and holds their states meanwhile: it takes the state, mode and time, and
+  // then, while full_step_next(), steps of dt by rk4_step from the state q0 it holds to q1, each
+  // one only where step() would take it without a guard evaluation (q1 finite, which the driver
+  // checks, and guards_excluded(q0, q1)); resume() hands the state back after one or more such
+  // steps (not after none: it marks the guards at the state unknown), and is true when t_final
+  // is reached. Between them the trajectory goes through what step() would do on each step.
+  SALTATION_HD const double* state() const { return q_; }
+  SALTATION_HD int mode() const { return mode_; }
+  SALTATION_HD double time() const { return t_; }
+  SALTATION_HD bool full_step_next() const { return !(o_.t_final - t_ <= o_.dt); }
+  SALTATION_HD bool guards_excluded(const double* q0, const double* q1) const { return all_guards_excluded(q0, q1); }
+  SALTATION_HD bool resume(const double* q, double t) {
+    static_assert(!Sens, "free steps taken elsewhere carry no tangent");
+    for (int k = 0; k < N; ++k) q_[k] = q[k];
+    t_ = t;
+    g_left_known_ = false;
+    return finish_at_t_final();
+  }
+
  private:
   // The event of guard j at t_e with pre-event state q_minus: truncate (capacity), end the run
   // (settled, Zeno) or reset and go on. `pinned`: the event time does not move with theta (an
@@ -489,14 +509,15 @@ class Trajectory {
   }
 
   // True when the model's conservative bound rules out every active guard on this step.
-  SALTATION_HD bool all_guards_excluded(const double* q_end) const {
+  SALTATION_HD bool all_guards_excluded(const double* q_end) const { return all_guards_excluded(q_, q_end); }
+  SALTATION_HD bool all_guards_excluded(const double* q_start, const double* q_end) const {
     if constexpr (has_guard_exclusion<Model>::value) {
       for (int j = 0; j < M; ++j) {
         if (m_.direction(j, mode_) == 0) continue;
         if constexpr (GuardSummaryOf<Model, Th>::present) {
-          if (!m_.guard_excluded(j, mode_, q_, q_end, th_, guard_summary_)) return false;
+          if (!m_.guard_excluded(j, mode_, q_start, q_end, th_, guard_summary_)) return false;
         } else {
-          if (!m_.guard_excluded(j, mode_, q_, q_end, th_)) return false;
+          if (!m_.guard_excluded(j, mode_, q_start, q_end, th_)) return false;
         }
       }
       return true;

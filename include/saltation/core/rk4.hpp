@@ -7,10 +7,12 @@
 
 namespace saltation::core {
 
-template <class Model, class Th>
-SALTATION_HD void rk4_step(const Model& m, const double* q, int mode, const Th& th, double h, double* out) {
+// S is double here, and a lane vector in the CPU's SIMD lanes (src/cpu_lanes.cpp), where the same
+// operations advance several trajectories at once.
+template <class Model, class Th, class S>
+SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, double h, S* out) {
   constexpr int N = Model::N;
-  double k1[N], k2[N], k3[N], k4[N], s[N];
+  S k1[N], k2[N], k3[N], k4[N], s[N];
   m.flow(q, mode, th, k1);
   for (int i = 0; i < N; ++i) s[i] = q[i] + 0.5 * h * k1[i];
   m.flow(s, mode, th, k2);

@@ -247,5 +247,7 @@ struct TerrainBall {
 constexpr bool terrain_ball_builtin(int K) { return K == 0 || K == 3 || K == 24 || K == 192; }
 template <int K>
 struct has_cuda_driver<TerrainBall<K>> : std::bool_constant<terrain_ball_builtin(K)> {};
+template <int K>
+struct has_cpu_lanes<TerrainBall<K>> : std::bool_constant<terrain_ball_builtin(K)> {};
 
 }  // namespace saltation

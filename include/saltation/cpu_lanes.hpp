@@ -1,0 +1,34 @@
+#pragma once
+// The CPU's SIMD lanes (docs/simd_lanes.md): W trajectories in lockstep, one per lane of a vector
+// (8 with AVX-512, 4 with AVX2, chosen at run time), the CPU's analogue of a CUDA warp. Their
+// free-flight steps run as one vector RK4 step of the same rk4_step and model code; every other
+// step and every event takes the per-trajectory routine lane by lane, and a lane whose trajectory
+// ends takes the next row. Results equal cpu::solve's bit for bit.
+//
+// Declarations only: the definitions (Google Highway, host code) are compiled into the library
+// for the models with has_cpu_lanes (src/cpu_lanes.cpp); nvcc never sees them.
+#include <cstddef>
+
+#include "saltation/options.hpp"
+#include "saltation/progress.hpp"
+
+namespace saltation::cpu {
+
+// The vector instruction set the lanes would run on now and its width: "avx3" (AVX-512, 8 lanes),
+// "avx2" (4 lanes) or "none" (0 lanes: the CPU has neither, or SALTATION_SIMD=0 in the
+// environment). SALTATION_SIMD=avx2 asks for AVX2 where AVX-512 is present too.
+struct LaneTarget {
+  const char* name;
+  int width;
+};
+LaneTarget lane_target();
+
+// Runs the batch like cpu::solve<Output> (same arguments, same results) in SIMD lanes, and returns
+// true; returns false, having done nothing, where the lanes do not apply: no lane target (above),
+// or options.sensitivities (the lanes are forward-only; the tangent step stays per trajectory).
+// Defined for the models with has_cpu_lanes<Model>.
+template <class Output, class Model>
+bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+                 const typename Output::View& out, const Progress* progress);
+
+}  // namespace saltation::cpu

@@ -1,0 +1,372 @@
+// The CPU's SIMD lanes (include/saltation/cpu_lanes.hpp, docs/simd_lanes.md), built once per
+// vector target by Google Highway (hwy/foreach_target.h re-includes this file for AVX-512, AVX2
+// and the baseline) and chosen at run time (HWY_DYNAMIC_DISPATCH). The baseline, and any CPU
+// without AVX2, keeps the scalar driver (cpu::solve).
+//
+// A group of W lanes per thread, each lane a core::Trajectory of its own row. Lanes whose next
+// step is a full dt (in one mode) fly: the group holds their states in vectors and advances them
+// together by one vector RK4 step (rk4_step and the model's flow on LaneVec) per iteration, and
+// keeps each lane's step where step() would take it without a guard evaluation (finite end state,
+// the model's guard bound ruling the step out, checked per lane by Trajectory::guards_excluded).
+// A lane whose step is not free gets its state back (Trajectory::resume) and takes that step
+// alone (step(), and take_bracketed_event() on a bracket), as does every lane not flying. A lane
+// whose trajectory ends takes the next row.
+//
+// Why the results are bitwise the scalar driver's: a lane's trajectory goes through the same
+// operations in the same order (the vector step is rk4_step's IEEE additions, multiplications
+// and divisions lane by lane; a step the vector path does not commit is recomputed by step());
+// this file is compiled with -ffp-contract=off, so no multiply-add is fused on the vector
+// targets (the scalar x86-64 build has no FMA instructions to fuse with).
+#include "saltation/cpu_lanes.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "builtin_models.hpp"
+#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/rk4.hpp"
+#include "saltation/cpu.hpp"
+#include "saltation/interrupt.hpp"
+#include "saltation/params.hpp"
+
+#ifndef SALTATION_CPU_LANES_TABLE
+#define SALTATION_CPU_LANES_TABLE
+namespace saltation::cpu::detail {
+
+// The lane drivers of one vector target, one entry per (output policy, built-in model); null
+// where the model has no lanes or the target is the baseline (width 0).
+template <class Output, class Model>
+struct LaneEntry {
+  void (*run)(const Model&, const double*, std::size_t, const Options&, const typename Output::View&,
+              const Progress*) = nullptr;
+};
+template <class Model>
+struct LaneEntries : LaneEntry<core::FullRecord, Model>,
+                     LaneEntry<core::FinalState, Model>,
+                     LaneEntry<core::ObjectiveObserver, Model> {};
+struct LaneTableBase {
+  const char* name = "none";
+  int width = 0;
+};
+#define SALTATION_LANE_ENTRIES(Model) , LaneEntries<Model>
+struct LaneTable : LaneTableBase SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_LANE_ENTRIES) {};
+#undef SALTATION_LANE_ENTRIES
+
+}  // namespace saltation::cpu::detail
+#endif
+
+// SSSE3 and SSE4 are left out: 2 lanes of double gain too little to be worth the build time.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SSE4)
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu_lanes.cpp"
+#include "hwy/aligned_allocator.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace saltation::cpu_lanes {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+namespace hn = hwy::HWY_NAMESPACE;
+using Tag = hn::ScalableTag<double>;
+constexpr int kW = HWY_MAX_BYTES / sizeof(double);  // lanes per group
+
+// W trajectories' values of one scalar. Each operation is the double operation lane by lane
+// (IEEE +, -, *, /, sqrt; negation and |x| on the sign bit), so rk4_step and a model's flow,
+// written over a generic scalar, run on it unchanged and give each lane the double result.
+// Functions without an exact vector form (exp, ...) call the C library's per lane.
+struct LaneVec {
+  hn::Vec<Tag> v;
+  LaneVec() = default;
+  LaneVec(double x) : v(hn::Set(Tag(), x)) {}  // NOLINT: constants lift implicitly, as for Dual
+  explicit LaneVec(hn::Vec<Tag> x) : v(x) {}
+  LaneVec& operator+=(const LaneVec& b) { return *this = LaneVec(hn::Add(v, b.v)); }
+  LaneVec& operator-=(const LaneVec& b) { return *this = LaneVec(hn::Sub(v, b.v)); }
+  LaneVec& operator*=(const LaneVec& b) { return *this = LaneVec(hn::Mul(v, b.v)); }
+  LaneVec& operator/=(const LaneVec& b) { return *this = LaneVec(hn::Div(v, b.v)); }
+};
+inline LaneVec operator+(const LaneVec& a) { return a; }
+inline LaneVec operator-(const LaneVec& a) { return LaneVec(hn::Neg(a.v)); }
+inline LaneVec operator+(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Add(a.v, b.v)); }
+inline LaneVec operator-(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Sub(a.v, b.v)); }
+inline LaneVec operator*(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Mul(a.v, b.v)); }
+inline LaneVec operator/(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Div(a.v, b.v)); }
+inline LaneVec sqrt(const LaneVec& a) { return LaneVec(hn::Sqrt(a.v)); }
+inline LaneVec abs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+inline LaneVec fabs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+
+template <class F>
+LaneVec per_lane(const LaneVec& a, F f) {
+  HWY_ALIGN double x[kW];
+  hn::Store(a.v, Tag(), x);
+  for (int l = 0; l < kW; ++l) x[l] = f(x[l]);
+  return LaneVec(hn::Load(Tag(), x));
+}
+inline LaneVec exp(const LaneVec& a) { return per_lane(a, [](double x) { return ::exp(x); }); }
+inline LaneVec log(const LaneVec& a) { return per_lane(a, [](double x) { return ::log(x); }); }
+inline LaneVec sin(const LaneVec& a) { return per_lane(a, [](double x) { return ::sin(x); }); }
+inline LaneVec cos(const LaneVec& a) { return per_lane(a, [](double x) { return ::cos(x); }); }
+inline LaneVec tanh(const LaneVec& a) { return per_lane(a, [](double x) { return ::tanh(x); }); }
+
+// Parameter k of the group's W trajectories as one vector: the group keeps its rows transposed,
+// parameter k of lane l at [k * W + l] (a lane's Trajectory reads the same numbers with stride W).
+struct LaneParams {
+  const double* rows;
+  LaneVec operator[](int k) const { return LaneVec(hn::Load(Tag(), rows + k * kW)); }
+};
+
+// One RK4 step of dt for all W lanes in `mode`: q and q_end as [k * W + l]. Flattened, so that
+// rk4_step and the model's flow (templates compiled for the baseline) are inlined here and run
+// in this target's vectors.
+template <class Model>
+__attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, int mode, const double* rows,
+                                             double dt, double* q_end) {
+  constexpr int N = Model::N;
+  LaneVec qv[N], out[N];
+  for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+  core::rk4_step(m, qv, mode, LaneParams{rows}, dt, out);
+  for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
+}
+
+// One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
+template <class Output, class Model>
+class LaneGroup {
+ public:
+  using Traj = core::Trajectory<Model, RowParams, false, Output>;
+  static constexpr int N = Model::N, P = Model::P;
+
+  LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
+            std::atomic<std::size_t>& next, cpu::detail::ProgressCounter& counter)
+      : m_(m), o_(o), theta_(theta), n_(n), out_(out), next_(next), counter_(counter),
+        rows_(hwy::AllocateAligned<double>(static_cast<std::size_t>(P) * kW)) {
+    std::memset(rows_.get(), 0, sizeof(double) * P * kW);
+  }
+
+  void run() {
+    for (int l = 0; l < kW; ++l) refill(l);
+    // The flying lanes' states, held here between their free steps: q as [k * W + l], and t.
+    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
+    unsigned flying = 0;  // bit l: lane l's state is held here
+    unsigned moved = 0;   // bit l: lane l has taken free steps since it joined the flight
+    int mode = 0;         // the flying lanes' mode
+    const Tag d;
+    const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
+    for (;;) {
+      unsigned done = 0;  // lanes that took this iteration's step (or started a new row in it)
+      if (flying) {
+        lanes_rk4_step(m_, q, mode, rows_.get(), o_.dt, q_end);
+        // As step(): a full step (not the last), a finite end state, and the guard bound.
+        auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, t)), dt);
+        for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, q_end + k * kW)));
+        unsigned free = 0;
+        for (unsigned c = bits(candidate) & flying; c; c &= c - 1) {
+          const int l = __builtin_ctz(c);
+          double q0[N], q1[N];
+          for (int k = 0; k < N; ++k) {
+            q0[k] = q[k * kW + l];
+            q1[k] = q_end[k * kW + l];
+          }
+          if (lane_[l]->guards_excluded(q0, q1)) free |= 1u << l;
+        }
+        moved |= free;
+        const auto taken = mask(free);
+        for (int k = 0; k < N; ++k)
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, q_end + k * kW), hn::Load(d, q + k * kW)), d, q + k * kW);
+        const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, t), dt), hn::Load(d, t));
+        hn::Store(t_next, d, t);
+        // Lanes whose step was not free take it alone; lanes that reached t_final end.
+        const unsigned back = (flying & ~free) | (bits(hn::Ge(t_next, t_final)) & free);
+        done = flying;
+        flying &= ~back;
+        for (unsigned b = back; b; b &= b - 1) {
+          const int l = __builtin_ctz(b);
+          double ql[N];
+          for (int k = 0; k < N; ++k) ql[k] = q[k * kW + l];
+          // A lane that has not moved keeps its own state (and what its last event set).
+          const bool ended = ((moved >> l & 1u) && lane_[l]->resume(ql, t[l])) ||
+                             (!(free >> l & 1u) && step_alone(*lane_[l]));
+          if (!(free >> l & 1u)) grounded_[l] = kGrounded;
+          if (ended) end_and_refill(l);
+        }
+      }
+      for (int l = 0; l < kW; ++l) {
+        if (!lane_[l] || (done >> l & 1u)) continue;
+        if (grounded_[l] > 0) --grounded_[l];
+        if (step_alone(*lane_[l])) {
+          end_and_refill(l);
+          done |= 1u << l;
+        }
+      }
+      // Lanes with a full step next (in the flying lanes' mode) join the flight.
+      bool running = false;
+      for (int l = 0; l < kW; ++l) {
+        if (!lane_[l]) continue;
+        running = true;
+        if ((flying >> l & 1u) || grounded_[l] > 0 || !lane_[l]->full_step_next()) continue;
+        if (!flying) mode = lane_[l]->mode();
+        if (lane_[l]->mode() != mode) continue;
+        const double* s = lane_[l]->state();
+        for (int k = 0; k < N; ++k) q[k * kW + l] = s[k];
+        t[l] = lane_[l]->time();
+        flying |= 1u << l;
+        moved &= ~(1u << l);
+      }
+      if (!running) return;
+    }
+  }
+
+ private:
+  static unsigned bits(hn::Mask<Tag> m) {
+    uint8_t b[8] = {};
+    hn::StoreMaskBits(Tag(), m, b);
+    return b[0];
+  }
+  static hn::Mask<Tag> mask(unsigned lanes) {
+    const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
+    return hn::LoadMaskBits(Tag(), b);
+  }
+
+  void end_and_refill(int l) {
+    counter_.one_done();
+    refill(l);
+  }
+
+  // The per-trajectory routine's own step, and its event when the step brackets one (as run()).
+  static bool step_alone(Traj& tr) {
+    const typename Traj::StepOutcome outcome = tr.step();
+    if (outcome == Traj::StepOutcome::Ended) return true;
+    return outcome == Traj::StepOutcome::Bracketed && tr.take_bracketed_event();
+  }
+
+  // Starts lane l on the next row (past rows that end in begin()); leaves it empty when no row is
+  // left or a stop was requested.
+  void refill(int l) {
+    lane_[l].reset();
+    grounded_[l] = 0;
+    for (;;) {
+      if (interrupt_requested()) return;
+      const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n_) return;
+      for (int p = 0; p < P; ++p) rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
+      lane_[l].emplace(m_, o_, RowParams{rows_.get() + l, kW}, i, out_);
+      if (!lane_[l]->begin()) return;
+      counter_.one_done();
+      lane_[l].reset();
+    }
+  }
+
+  const Model& m_;
+  const Options& o_;
+  const double* theta_;
+  const std::size_t n_;
+  const typename Output::View& out_;
+  std::atomic<std::size_t>& next_;
+  cpu::detail::ProgressCounter& counter_;
+  hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
+  std::optional<Traj> lane_[kW];
+  // Near a guard a lane's vector step is often not free, and is then taken again alone: such a
+  // lane steps alone for the next kGrounded steps before it rejoins the flight. This moves work
+  // between the two paths only, never changes a result.
+  static constexpr int kGrounded = 16;
+  int grounded_[kW] = {};
+};
+
+template <class Output, class Model>
+void run_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+               const typename Output::View& out, const Progress* progress) {
+  std::atomic<std::size_t> next{0};
+  cpu::detail::ProgressCounter counter(progress, n);
+#pragma omp parallel num_threads(cpu::detail::thread_count(options, n))
+  LaneGroup<Output, Model>(model, options, theta, n, out, next, counter).run();
+  throw_if_interrupted();
+  counter.finish();
+}
+
+template <class Model>
+void fill(cpu::detail::LaneTable& table) {
+  if constexpr (has_cpu_lanes<Model>::value) {
+    static_cast<cpu::detail::LaneEntry<core::FullRecord, Model>&>(table).run = &run_lanes<core::FullRecord, Model>;
+    static_cast<cpu::detail::LaneEntry<core::FinalState, Model>&>(table).run = &run_lanes<core::FinalState, Model>;
+    static_cast<cpu::detail::LaneEntry<core::ObjectiveObserver, Model>&>(table).run =
+        &run_lanes<core::ObjectiveObserver, Model>;
+  }
+}
+#endif
+
+const cpu::detail::LaneTable* lane_table() {
+  static const cpu::detail::LaneTable table = [] {
+    cpu::detail::LaneTable t;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+    t.name = HWY_TARGET == HWY_AVX3 ? "avx3" : "avx2";
+    t.width = kW;
+#define SALTATION_FILL_LANES(Model) fill<Model>(t);
+    SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_FILL_LANES)
+#undef SALTATION_FILL_LANES
+#endif
+    return t;
+  }();
+  return &table;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace saltation::cpu_lanes
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace saltation::cpu_lanes {
+HWY_EXPORT(lane_table);
+}  // namespace saltation::cpu_lanes
+
+namespace saltation::cpu {
+
+namespace {
+
+// The table for this process's CPU and SALTATION_SIMD (include/saltation/cpu_lanes.hpp).
+const detail::LaneTable& chosen_lanes() {
+  static const detail::LaneTable none;
+  const char* simd = std::getenv("SALTATION_SIMD");
+  if (simd && std::strcmp(simd, "0") == 0) return none;
+  if (simd && std::strcmp(simd, "avx2") == 0) {
+#if HWY_TARGETS & HWY_AVX2
+    if (hwy::SupportedTargets() & HWY_AVX2) return *cpu_lanes::N_AVX2::lane_table();
+#endif
+    return none;
+  }
+  return *HWY_DYNAMIC_DISPATCH(cpu_lanes::lane_table)();
+}
+
+}  // namespace
+
+LaneTarget lane_target() {
+  const detail::LaneTable& table = chosen_lanes();
+  return {table.name, table.width};
+}
+
+template <class Output, class Model>
+bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+                 const typename Output::View& out, const Progress* progress) {
+  if (options.sensitivities) return false;
+  const auto run = static_cast<const detail::LaneEntry<Output, Model>&>(chosen_lanes()).run;
+  if (!run) return false;
+  run(model, theta, n, options, out, progress);
+  return true;
+}
+
+#define SALTATION_INSTANTIATE_LANES(Model)                                                                     \
+  template bool solve_lanes<core::FullRecord, Model>(const Model&, const double*, std::size_t, const Options&, \
+                                                     const ResultView&, const Progress*);                     \
+  template bool solve_lanes<core::FinalState, Model>(const Model&, const double*, std::size_t, const Options&, \
+                                                     const ResultView&, const Progress*);                     \
+  template bool solve_lanes<core::ObjectiveObserver, Model>(const Model&, const double*, std::size_t,          \
+                                                            const Options&, const ObservationView&,           \
+                                                            const Progress*);
+SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_INSTANTIATE_LANES)
+#undef SALTATION_INSTANTIATE_LANES
+
+}  // namespace saltation::cpu
+#endif  // HWY_ONCE
