@@ -190,13 +190,11 @@ class LaneGroup {
           // A lane that has not moved keeps its own state (and what its last event set).
           const bool ended = ((moved >> l & 1u) && lane_[l]->resume(ql, t[l])) ||
                              (!(free >> l & 1u) && step_alone(*lane_[l]));
-          if (!(free >> l & 1u)) grounded_[l] = kGrounded;
           if (ended) end_and_refill(l);
         }
       }
       for (int l = 0; l < kW; ++l) {
         if (!lane_[l] || (done >> l & 1u)) continue;
-        if (grounded_[l] > 0) --grounded_[l];
         if (step_alone(*lane_[l])) {
           end_and_refill(l);
           done |= 1u << l;
@@ -207,7 +205,7 @@ class LaneGroup {
       for (int l = 0; l < kW; ++l) {
         if (!lane_[l]) continue;
         running = true;
-        if ((flying >> l & 1u) || grounded_[l] > 0 || !lane_[l]->full_step_next()) continue;
+        if ((flying >> l & 1u) || !lane_[l]->full_step_next()) continue;
         if (!flying) mode = lane_[l]->mode();
         if (lane_[l]->mode() != mode) continue;
         const double* s = lane_[l]->state();
@@ -247,7 +245,6 @@ class LaneGroup {
   // left or a stop was requested.
   void refill(int l) {
     lane_[l].reset();
-    grounded_[l] = 0;
     for (;;) {
       if (interrupt_requested()) return;
       const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
@@ -269,11 +266,6 @@ class LaneGroup {
   cpu::detail::ProgressCounter& counter_;
   hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
   std::optional<Traj> lane_[kW];
-  // Near a guard a lane's vector step is often not free, and is then taken again alone: such a
-  // lane steps alone for the next kGrounded steps before it rejoins the flight. This moves work
-  // between the two paths only, never changes a result.
-  static constexpr int kGrounded = 16;
-  int grounded_[kW] = {};
 };
 
 template <class Output, class Model>
