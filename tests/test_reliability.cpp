@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "saltation/backend.hpp"
+#include "saltation/c_api.h"
 #include "saltation/cuda.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
@@ -198,6 +199,19 @@ TEST(MemoryEstimate, HugeRecordIsRefusedBeforeAllocatingWithItsEstimate) {
   saltation::Options normal = huge_event_capacity();
   normal.event_capacity = 64;
   EXPECT_EQ(ball.solve(batch, normal, saltation::Backend::Cpu).n_events[0] > 0, true);
+}
+
+TEST(MemoryEstimate, CApiRefusesAHugeResultBeforeSolving) {
+  nlohmann::json request = nlohmann::json::parse(kBall);
+  request["options"]["event_capacity"] = 2000000000;
+  char* result = nullptr;
+  char* error = nullptr;
+  EXPECT_EQ(saltation_solve_json(request.dump().c_str(), &result, &error), SALTATION_INVALID_INPUT);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(std::string(error).rfind("invalid input: result_json: the result JSON of 1 trajectories would be about ", 0), 0)
+      << error;
+  EXPECT_EQ(result, nullptr);
+  saltation_free(error);
 }
 
 TEST(MemoryEstimate, ResultBytesAndBudget) {
