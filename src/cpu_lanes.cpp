@@ -141,7 +141,7 @@ class LaneGroup {
   static constexpr int N = Model::N, P = Model::P;
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
-            std::atomic<std::size_t>& next, cpu::detail::ProgressCounter& counter)
+            std::atomic<std::size_t>& next, ProgressCounter& counter)
       : m_(m), o_(o), theta_(theta), n_(n), out_(out), next_(next), counter_(counter),
         rows_(hwy::AllocateAligned<double>(static_cast<std::size_t>(P) * kW)) {
     std::memset(rows_.get(), 0, sizeof(double) * P * kW);
@@ -263,7 +263,7 @@ class LaneGroup {
   const std::size_t n_;
   const typename Output::View& out_;
   std::atomic<std::size_t>& next_;
-  cpu::detail::ProgressCounter& counter_;
+  ProgressCounter& counter_;
   hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
   std::optional<Traj> lane_[kW];
 };
@@ -272,7 +272,7 @@ template <class Output, class Model>
 void run_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                const typename Output::View& out, const Progress* progress) {
   std::atomic<std::size_t> next{0};
-  cpu::detail::ProgressCounter counter(progress, n);
+  ProgressCounter counter(progress, n);
 #pragma omp parallel num_threads(cpu::detail::thread_count(options, n))
   LaneGroup<Output, Model>(model, options, theta, n, out, next, counter).run();
   throw_if_interrupted();

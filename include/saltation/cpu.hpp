@@ -3,7 +3,6 @@
 // deterministic, so results do not depend on the thread count or the schedule.
 #include <omp.h>
 
-#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "saltation/interrupt.hpp"
 #include "saltation/options.hpp"
 #include "saltation/progress.hpp"
+#include "saltation/progress_counter.hpp"
 #include "saltation/result.hpp"
 
 namespace saltation::cpu {
@@ -30,31 +30,6 @@ inline int thread_count(const Options& options, std::size_t n) {
   return chunks < wanted ? static_cast<int>(chunks) : wanted;
 }
 
-// Finished trajectories, counted across a team's threads; only the calling thread (the team's
-// master) reports, about every 1 % of the batch, and finish() once at the end.
-class ProgressCounter {
- public:
-  ProgressCounter(const Progress* progress, std::size_t n)
-      : progress_(progress), n_(n), report_every_(n / 100 > 0 ? n / 100 : 1) {}
-  void one_done() {
-    if (!progress_) return;
-    const std::size_t d = ++done_;
-    if (omp_get_thread_num() == 0 && d < n_ && d - reported_ >= report_every_) {
-      reported_ = d;
-      (*progress_)(d, n_);
-    }
-  }
-  void finish() const {
-    if (progress_) (*progress_)(n_, n_);
-  }
-
- private:
-  const Progress* progress_;
-  const std::size_t n_, report_every_;
-  std::atomic<std::size_t> done_{0};
-  std::size_t reported_ = 0;
-};
-
 }  // namespace detail
 
 // theta is SoA: parameter p of trajectory i at theta[p * n + i]. `options` must be normalized.
@@ -64,7 +39,7 @@ template <class Output = core::FullRecord, class Model>
 void solve(const Model& model, const double* theta, std::size_t n, const Options& options,
            const typename Output::View& out, const Progress* progress = nullptr) {
   constexpr int P = Model::P;
-  detail::ProgressCounter counter(progress, n);
+  ProgressCounter counter(progress, n);
   const long long count = static_cast<long long>(n);
 #pragma omp parallel num_threads(detail::thread_count(options, n))
   {

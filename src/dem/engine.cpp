@@ -11,6 +11,7 @@
 #include "engine_internal.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/numeric.hpp"
+#include "saltation/progress_counter.hpp"
 
 namespace saltation::dem {
 
@@ -305,29 +306,6 @@ struct OmpTeam {
     return result != 0;
   }
 };
-
-// Reports progress from the calling thread only, about a hundred times at most.
-class ProgressCounter {
- public:
-  ProgressCounter(const Progress* progress, std::size_t total)
-      : progress_(progress), total_(total), every_(total / 100 > 0 ? total / 100 : 1) {}
-  void system_done() {
-    if (!progress_) return;
-    const std::size_t d = ++done_;
-    if (omp_get_thread_num() == 0 && d < total_ && d - reported_ >= every_) {
-      reported_ = d;
-      (*progress_)(d, total_);
-    }
-  }
-  void finish() {
-    if (progress_) (*progress_)(total_, total_);
-  }
-
- private:
-  const Progress* progress_;
-  std::size_t total_, every_, reported_ = 0;
-  std::atomic<std::size_t> done_{0};
-};
 }  // namespace
 
 void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress) {
@@ -351,7 +329,7 @@ void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress)
           rollout_system<SerialTeam, Shape<2, 1, true>>(SerialTeam{}, c, b, w);
         else
           rollout_system<SerialTeam, Shape<0, -1, true>>(SerialTeam{}, c, b, w);
-        counter.system_done();
+        counter.one_done();
       }
     }
   } else {
@@ -363,7 +341,7 @@ void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress)
     for (int b = 0; b < c.n_systems; ++b) {
 #pragma omp parallel
       rollout_system(OmpTeam{&votes}, c, b, w);
-      counter.system_done();
+      counter.one_done();
     }
   }
   counter.finish();
