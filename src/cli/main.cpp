@@ -2,6 +2,9 @@
 // failures to the exit codes of exit_codes.hpp.
 #include <CLI/CLI.hpp>
 
+#include <time.h>
+
+#include <atomic>
 #include <csignal>
 #include <exception>
 #include <iostream>
@@ -16,13 +19,36 @@
 
 namespace {
 
-// SIGINT or SIGTERM asks the run to stop at the next trajectory or chunk; a second one kills at once.
-extern "C" void on_stop_signal(int signal) { saltation::request_interrupt(signal); }
+long long monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+// When the first stop signal arrived (monotonic ns). Lock-free, so the handler may use it.
+std::atomic<long long> first_stop_signal_ns{0};
+
+// SIGINT or SIGTERM asks the run to stop at the next trajectory or chunk, so that it cleans up.
+// Another one more than a second later kills at once (the default action). One sooner is the same
+// request delivered twice: timeout(1) signals the command and then its process group, and batch
+// systems do alike; killing on it would leave temporary files behind.
+extern "C" void on_stop_signal(int signal) {
+  const long long now = monotonic_ns();
+  if (!saltation::interrupt_requested()) {
+    first_stop_signal_ns.store(now, std::memory_order_relaxed);
+    saltation::request_interrupt(signal);
+  } else if (now - first_stop_signal_ns.load(std::memory_order_relaxed) > 1000000000LL) {
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(signal, &fallback, nullptr);
+    raise(signal);
+  }
+}
 
 void install_stop_handlers() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);

@@ -415,8 +415,8 @@ void run_and_write(const DisksRequest& r, const std::string& format, const std::
   if (format != "json" && out.empty()) throw InvalidInput("out", -1, "--format " + format + " needs --out PREFIX");
   const Backend used = resolve_backend(r.backend);
   auto write = [&](const io::ArrayTable& table) {
-    // The engine does not look at interrupts while it runs; a stop asked for meanwhile still
-    // means nothing is written (exit 128 + signal).
+    // The CPU engine stops between systems, the CUDA engine only after its launch: a stop asked
+    // for meanwhile still means nothing is written (exit 128 + signal).
     throw_if_interrupted();
     if (format == "npy") {
       io::write_npy(table, out);

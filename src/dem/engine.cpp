@@ -10,6 +10,7 @@
 
 #include "engine_internal.hpp"
 #include "saltation/errors.hpp"
+#include "saltation/interrupt.hpp"
 #include "saltation/numeric.hpp"
 #include "saltation/progress_counter.hpp"
 
@@ -322,6 +323,7 @@ void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress)
       const Work w{bufd.data(), 1, bufi.data(), 1};
 #pragma omp for schedule(dynamic, 16)
       for (int b = 0; b < c.n_systems; ++b) {
+        if (interrupt_requested()) continue;  // the remaining systems are skipped, not run
         // The seed's disk pairs, without and with one tangent (the fit's d/dlog k), at compile-time sizes.
         if (c.n_disks == 2 && c.n_tangents == 0)
           rollout_system<SerialTeam, Shape<2, 0, true>>(SerialTeam{}, c, b, w);
@@ -338,12 +340,13 @@ void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress)
     std::vector<int> bufi((size_t)wi);
     const Work w{bufd.data(), 1, bufi.data(), 1};
     int votes = 0;
-    for (int b = 0; b < c.n_systems; ++b) {
+    for (int b = 0; b < c.n_systems && !interrupt_requested(); ++b) {
 #pragma omp parallel
       rollout_system(OmpTeam{&votes}, c, b, w);
       counter.one_done();
     }
   }
+  throw_if_interrupted();
   counter.finish();
 }
 

@@ -247,7 +247,8 @@ TEST(SweepCli, SigintAndSigtermStopWithinASecondAndWriteNothing) {
   for (const auto& [signal, code] : {std::pair<const char*, int>{"INT", 130}, {"TERM", 143}}) {
     const fs::path out = dir / signal;
     const auto start = std::chrono::steady_clock::now();
-    // timeout sends the signal after 1 s and, with --preserve-status, exits as the command did.
+    // timeout sends the signal after 1 s and, with --preserve-status, exits as the command did. It
+    // signals the command and then its process group: the CLI must take the two for one request.
     const int status = std::system(("timeout --preserve-status -s " + std::string(signal) + " 1 '" +
                                     std::getenv("SALTATION_CLI") + "' sweep '" + (dir / "study.json").string() +
                                     "' --backend cpu --per-sample --out '" + out.string() + "' > /dev/null 2>&1")
