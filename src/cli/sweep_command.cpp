@@ -3,6 +3,7 @@
 // study's design parameters, to DIR/optimization.json and the final design's DIR/summary.json.
 // `sweep --mpi` (MPI builds): the same as one rank of an MPI job, over sweep/mpi.hpp.
 // Thin adapters over sweep/study.hpp, sweep/robust_design.hpp and sweep/mpi.hpp.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,10 +37,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct SweepArgs {
-  std::string study, out = "sweep", backend, shard, memory_budget;
+  std::string study, out, backend, shard, memory_budget, resume;  // out: "sweep", or the --resume folder
   long long samples = 0, seed = -1;
   int threads = -1;
-  bool per_sample = false, progress = false, optimize = false, mpi = false;
+  bool per_sample = false, progress = false, optimize = false, mpi = false, keep_partial = false;
 };
 
 // What a run of the command starts from: the study as read, its model and how it runs.
@@ -197,8 +198,9 @@ SweepSetup prepare_sweep(const SweepArgs& a) {
   s.run.backend = s.used;
   if (!a.memory_budget.empty()) s.run.memory_budget = parse_bytes(a.memory_budget);
   if (!a.shard.empty()) parse_shard(a.shard, s.run);
-  if (a.optimize && (s.run.n_shards > 1 || a.per_sample))
-    throw InvalidInput("optimize", -1, "runs many whole sweeps: --shard and --per-sample do not apply");
+  if (a.optimize && (s.run.n_shards > 1 || a.per_sample || a.keep_partial || !a.resume.empty()))
+    throw InvalidInput("optimize", -1,
+                       "runs many whole sweeps: --shard, --per-sample, --keep-partial and --resume do not apply");
   if (a.optimize) s.settings = sweep::parse_robust_design(s.request, s.study, s.model.info());
   return s;
 }
@@ -216,8 +218,34 @@ void run_sweep(const SweepArgs& a) {
     const sweep::RobustDesignResult result = sweep::optimize_design(s.model, s.study, s.settings, s.run, print_iterate(s));
     return report_optimization(s, result, seconds_since(start), a.out, 0);
   }
+  // --resume DIR: the partial an earlier run of this shard kept there; its wall time counts on.
+  std::optional<sweep::StudyResult> resumed;
+  double resumed_seconds = 0.0;
+  if (!a.resume.empty()) {
+    const json kept = io::read_json_file((fs::path(a.resume) / "partial.json").string());
+    resumed = sweep::result_from_json(kept);
+    resumed_seconds = kept.value("provenance", json::object()).value("wall_seconds", 0.0);
+    s.run.resume = &*resumed;
+  }
+  auto run_provenance = [&](const sweep::StudyResult& r) {
+    json p = provenance(r.header, s.run, s.used, resumed_seconds + seconds_since(start));
+    if (resumed) p["resumed_after_block"] = resumed->partial.blocks.end;
+    return p;
+  };
+  if (a.keep_partial)
+    s.run.keep_partial = [&](const sweep::StudyResult& kept) {
+      write_outputs(kept, a.out, run_provenance(kept), false);
+      const sweep::BlockLayout& layout = kept.partial.layout;
+      kept_partial_note() = "samples [" + std::to_string(kept.partial.blocks.first * layout.block_size) + ", " +
+                            std::to_string(std::min(kept.partial.blocks.end * layout.block_size, layout.n_samples)) +
+                            ") of " + std::to_string(layout.n_samples) + " kept in " +
+                            (fs::path(a.out) / "partial.json").string() + "; go on with: saltation sweep " + a.study +
+                            (a.samples > 0 ? " --samples " + std::to_string(a.samples) : "") +
+                            (a.seed >= 0 ? " --seed " + std::to_string(a.seed) : "") +
+                            (a.shard.empty() ? "" : " --shard " + a.shard) + " --resume " + a.out;
+    };
   const sweep::StudyResult result = sweep::run_study(s.model, s.study, s.run);
-  write_outputs(result, a.out, provenance(result.header, s.run, s.used, seconds_since(start)), true);
+  write_outputs(result, a.out, run_provenance(result), true);
   if (!result.partial.complete())
     std::cout << "saltation sweep: shard " << s.run.shard << "/" << s.run.n_shards << " written to "
               << (fs::path(a.out) / "partial.json").string() << "; combine the shards with saltation merge\n";
@@ -247,6 +275,8 @@ void run_sweep_on_ranks(const SweepArgs& a) {
     std::optional<SweepSetup> setup;
     sweep::mpi::agree(session, [&] {
       if (!a.shard.empty()) throw InvalidInput("shard", -1, "--mpi gives each rank its slice: --shard does not apply");
+      if (a.keep_partial || !a.resume.empty())
+        throw InvalidInput("mpi", -1, "--keep-partial and --resume are for single-process runs (and their shards)");
       setup = prepare_sweep(a);
       SweepSetup& s = *setup;
       if (s.used == Backend::Cuda) sweep::mpi::select_device(session);
@@ -308,7 +338,8 @@ void add_sweep_commands(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "Run a Monte Carlo design and sensitivity study (docs/sweep.md)");
   cmd->add_option("study", a->study, "Study JSON; - reads standard input")->required();
-  cmd->add_option("--out,-o", a->out, "Output folder: summary.json, partial.json, per-sample NPY files (default: sweep)");
+  cmd->add_option("--out,-o", a->out,
+                  "Output folder: summary.json, partial.json, per-sample NPY files (default: sweep, or the --resume folder)");
   cmd->add_option("--backend", a->backend, "cpu | cuda | auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--samples", a->samples, "Override the study's sample count");
   cmd->add_option("--seed", a->seed, "Override the study's seed");
@@ -318,12 +349,19 @@ void add_sweep_commands(CLI::App& app) {
   cmd->add_option("--shard", a->shard, "Run the i-th of N disjoint slices of the samples (i/N); combine with merge");
   cmd->add_flag("--per-sample", a->per_sample, "Also write per-sample NPY arrays (theta, status, n_events, objectives)");
   cmd->add_flag("--progress", a->progress, "Progress with rate and time left on standard error");
+  cmd->add_flag("--keep-partial", a->keep_partial,
+                "When interrupted or on a CUDA failure, keep the samples finished so far in OUT/partial.json "
+                "(whole blocks; not with --per-sample); go on later with --resume");
+  cmd->add_option("--resume", a->resume,
+                  "Go on from DIR/partial.json, kept by --keep-partial (or a run of the same study's first blocks): "
+                  "run the samples after it and write the whole study (or shard)");
   cmd->add_flag("--optimize", a->optimize,
                 "Robust design: minimise the study's \"optimize\" objective over its design parameters (docs/sweep.md)");
   cmd->add_flag("--mpi", a->mpi,
                 "Run as one rank of an MPI job (mpirun, srun): each rank a slice of the samples, rank 0 writes "
                 "(docs/scale-out.md)");
   cmd->callback([a] {
+    if (a->out.empty()) a->out = a->resume.empty() ? "sweep" : a->resume;
     if (!a->mpi) return run_sweep(*a);
 #ifdef SALTATION_HAVE_MPI
     run_sweep_on_ranks(*a);

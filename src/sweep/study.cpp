@@ -565,6 +565,35 @@ class PerSampleFiles {
   std::size_t row_stride_ = 0;
 };
 
+// What a merge checks: the study, its options (not the thread count), the nominal trajectory.
+json study_header(const ModelInfo& info, const Study& study, const Options& options, const Batch& nominal_row,
+                  const Observation& nominal) {
+  // The thread count never changes a result: left out, so shards run with different --threads merge.
+  json options_json = io::options_to_json(options);
+  options_json.erase("threads");
+  json parameters = json::object();
+  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
+  json objectives = json::array();
+  for (const Objective& o : study.objectives) objectives.push_back(objective_json(o, info));
+  for (const UserObjective& u : study.user_objectives) objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
+  std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
+  return {{"model", info.name},
+          {"config", info.config},
+          {"state_names", info.state_names},
+          {"param_names", info.param_names},
+          {"options", options_json},
+          {"parameters", parameters},
+          {"objectives", objectives},
+          {"samples", study.samples},
+          {"seed", study.seed},
+          {"sobol", study.sobol},
+          {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
+          {"block_size", study.block_size},
+          {"nominal", {{"theta", nominal_theta},
+                       {"status", status_name(static_cast<Status>(nominal.status[0]))},
+                                {"n_events", nominal.n_events[0]}}}};
+}
+
 }  // namespace
 
 StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run) {
@@ -614,11 +643,26 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
   const StudyAccumulator empty(study, ev.options.event_capacity, ranges);
   const BlockLayout layout{study.samples, study.block_size};
   const std::uint64_t n_blocks = layout.n_blocks();
-  const BlockRange blocks{n_blocks * run.shard / run.n_shards, n_blocks * (run.shard + 1) / run.n_shards};
+  BlockRange blocks{n_blocks * run.shard / run.n_shards, n_blocks * (run.shard + 1) / run.n_shards};
   if (blocks.first >= blocks.end)
     throw InvalidInput("shard", -1, "shard " + std::to_string(run.shard) + " of " + std::to_string(run.n_shards) +
                                         " has no samples: " + std::to_string(n_blocks) + " blocks of " +
                                         std::to_string(study.block_size) + " samples; use fewer shards");
+  StudyResult result;
+  result.header = study_header(info, study, ev.options, nominal_row, nominal);
+  if ((run.keep_partial || run.resume) && !run.per_sample_prefix.empty())
+    throw InvalidInput("per_sample", -1, "per-sample files cannot be kept from a stopped run or resumed; run without them");
+  if (run.resume) {
+    const BlockRange kept = run.resume->partial.blocks;
+    if (run.resume->header != result.header)
+      throw InvalidInput("resume", -1, "the kept partial belongs to another study: its header (model, parameters, "
+                                       "objectives, options, samples, seed or nominal trajectory) differs");
+    if (kept.first != blocks.first || kept.end < blocks.first || kept.end >= blocks.end)
+      throw InvalidInput("resume", -1, "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
+                                           std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) +
+                                           ", " + std::to_string(blocks.end) + "): nothing of it is left to run after it");
+    blocks.first = kept.end;
+  }
   const std::uint64_t first_sample = blocks.first * layout.block_size;
   const std::uint64_t shard_samples = std::min(blocks.end * layout.block_size, study.samples) - first_sample;
 
@@ -653,37 +697,28 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
   // the OpenMP threads the solve uses.
   const int fold_threads = ev.options.threads > 0 ? ev.options.threads : omp_get_max_threads();
   const ExecutionPlan plan{chunk, 1, fold_threads};
-  StudyResult result;
-  if (ev.backend == Backend::Cuda)
-    result.partial = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device);
-  else
-    result.partial = reduce_blocks(empty, layout, blocks, plan, fill);
+  // The blocks before `resume`'s end come first: a kept partial and its continuation merge in order.
+  auto after_resumed = [&run](Partial<StudyAccumulator> partial) {
+    return run.resume ? merge_partials<StudyAccumulator>({run.resume->partial, std::move(partial)}) : partial;
+  };
+  Partial<StudyAccumulator> completed;
+  try {
+    if (ev.backend == Backend::Cuda)
+      result.partial = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed);
+    else
+      result.partial = reduce_blocks(empty, layout, blocks, plan, fill, &completed);
+  } catch (...) {
+    if (run.keep_partial && (run.resume || completed.blocks.end > completed.blocks.first)) {
+      StudyResult kept;
+      kept.header = result.header;
+      kept.partial = completed.blocks.end > completed.blocks.first ? after_resumed(std::move(completed))
+                                                                    : run.resume->partial;
+      run.keep_partial(kept);
+    }
+    throw;
+  }
+  result.partial = after_resumed(std::move(result.partial));
   if (files) files->commit();
-
-  // The thread count never changes a result: left out, so shards run with different --threads merge.
-  json options_json = io::options_to_json(ev.options);
-  options_json.erase("threads");
-  json parameters = json::object();
-  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
-  json objectives = json::array();
-  for (const Objective& o : study.objectives) objectives.push_back(objective_json(o, info));
-  for (const UserObjective& u : study.user_objectives) objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
-  std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
-  result.header = {{"model", info.name},
-                   {"config", info.config},
-                   {"state_names", info.state_names},
-                   {"param_names", info.param_names},
-                   {"options", options_json},
-                   {"parameters", parameters},
-                   {"objectives", objectives},
-                   {"samples", study.samples},
-                   {"seed", study.seed},
-                   {"sobol", study.sobol},
-                   {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
-                   {"block_size", study.block_size},
-                   {"nominal", {{"theta", nominal_theta},
-                                {"status", status_name(static_cast<Status>(nominal.status[0]))},
-                                {"n_events", nominal.n_events[0]}}}};
   return result;
 }
 

@@ -157,3 +157,24 @@ TEST(SweepReduction, ExceptionsFromFillPropagate) {
   };
   EXPECT_THROW(reduce_all(empty_summary(), layout, {1000, 2}, failing), std::runtime_error);
 }
+
+TEST(SweepReduction, FailedRunHandsOverItsCompletedPrefixAndTheRestCompletesIt) {
+  const std::vector<std::uint8_t> reference = run_bytes({0, layout.n_blocks()}, {4096, 1});
+  // Samples from 30000 on fail (inside block 7): with 1 to 3 workers, each over consecutive runs of
+  // blocks, the prefix handed over ends at or before block 7, never past a block not completed.
+  for (int threads : {1, 2, 3}) {
+    const auto failing = [](std::uint64_t first, std::uint64_t count, double* out) {
+      if (first + count > 30000) throw std::runtime_error("solver failed");
+      fill_outputs(first, count, out);
+    };
+    Partial<OutputSummary> completed;
+    EXPECT_THROW(reduce_blocks(empty_summary(), layout, {0, layout.n_blocks()}, {1000, threads}, failing, &completed),
+                 std::runtime_error);
+    EXPECT_EQ(completed.blocks.first, 0u);
+    EXPECT_LE(completed.blocks.end, 7u) << threads << " threads";
+    if (threads == 1) EXPECT_EQ(completed.blocks.end, 7u) << "one worker completes every block before the failure";
+    const Partial<OutputSummary> rest = partial_from_bytes<OutputSummary>(run_bytes({completed.blocks.end, layout.n_blocks()}, {2500, 2}));
+    EXPECT_EQ(partial_to_bytes(merge_partials(std::vector<Partial<OutputSummary>>{completed, rest})), reference)
+        << threads << " threads";
+  }
+}

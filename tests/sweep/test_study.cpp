@@ -8,17 +8,20 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "run_cli.hpp"
 #include "saltation/errors.hpp"
+#include "saltation/interrupt.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/sweep/study.hpp"
 
@@ -121,6 +124,46 @@ TEST(Study, SummaryBitwiseEqualForChunkSizesThreadsAndShards) {
     EXPECT_FALSE(shards.back().partial.complete());
   }
   EXPECT_EQ(sweep::summary_json(sweep::merge_results(shards)).dump(), reference);
+}
+
+TEST(Study, StoppedRunKeepsItsBlocksAndResumesToTheSameSummary) {
+  const json study_json = ball_study(6000, true, false);
+  const io::ModelChoice choice = io::parse_model_choice(study_json);
+  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  sweep::Study study = sweep::parse_study(study_json, model.info());
+  study.block_size = 500;  // 12 blocks
+  sweep::StudyRun plain;
+  plain.backend = Backend::Cpu;
+  plain.memory_budget = 20000;  // chunks smaller than a block: blocks complete across chunks
+  const std::string reference = sweep::summary_json(sweep::run_study(model, study, plain)).dump();
+
+  // Interrupted once 1200 samples are done (at least 2 whole blocks), as a signal would.
+  std::optional<sweep::StudyResult> kept;
+  sweep::StudyRun stopping = plain;
+  stopping.progress = [](std::uint64_t done, std::uint64_t) {
+    if (done >= 1200) request_interrupt(SIGINT);
+  };
+  stopping.keep_partial = [&kept](const sweep::StudyResult& r) { kept = r; };
+  EXPECT_THROW(sweep::run_study(model, study, stopping), Interrupted);
+  interrupt_request().store(0);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->partial.blocks.first, 0u);
+  EXPECT_GE(kept->partial.blocks.end, 2u);
+  EXPECT_LT(kept->partial.blocks.end, 12u);
+
+  // Resumed from the kept partial as a file holds it: the whole study, bit for bit.
+  const sweep::StudyResult from_file = sweep::result_from_json(json::parse(sweep::result_to_json(*kept).dump()));
+  sweep::StudyRun resuming = plain;
+  resuming.resume = &from_file;
+  resuming.memory_budget = 5000000;  // how the rest runs does not matter
+  EXPECT_EQ(sweep::summary_json(sweep::run_study(model, study, resuming)).dump(), reference);
+
+  // Another study's partial is refused before anything runs, and so is per-sample output.
+  sweep::Study other = study;
+  other.seed = 8;
+  EXPECT_THROW(sweep::run_study(model, other, resuming), InvalidInput);
+  resuming.per_sample_prefix = "never_written";
+  EXPECT_THROW(sweep::run_study(model, study, resuming), InvalidInput);
 }
 
 TEST(Study, ScrambledSobolPointsBeatTheirIidErrorAndKeepTheirBits) {
@@ -260,6 +303,52 @@ TEST(SweepCli, SigintAndSigtermStopWithinASecondAndWriteNothing) {
     if (fs::exists(out))
       for (const auto& entry : fs::directory_iterator(out)) ADD_FAILURE() << "left behind: " << entry.path();
   }
+  fs::remove_all(dir);
+}
+
+TEST(SweepCli, ResumeGoesOnFromAKeptPartialOrAShard) {
+  ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltation_resume_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.json") << ball_study(9000, true, false).dump();  // 3 blocks
+  const std::string study = "'" + (dir / "study.json").string() + "' --backend cpu";
+  auto summary = [](const fs::path& folder) {
+    json s = json::parse(std::ifstream(folder / "summary.json"));
+    s.erase("provenance");
+    return s.dump();
+  };
+  ASSERT_EQ(run_cli("sweep " + study + " --out '" + (dir / "whole").string() + "'"), 0);
+  // The first shard's partial is what a run stopped after its first block keeps.
+  ASSERT_EQ(run_cli("sweep " + study + " --shard 0/2 --out '" + (dir / "part").string() + "'"), 0);
+  ASSERT_EQ(run_cli("sweep " + study + " --resume '" + (dir / "part").string() + "'"), 0);
+  EXPECT_EQ(summary(dir / "part"), summary(dir / "whole"));
+  EXPECT_EQ(run_cli("sweep " + study + " --resume '" + (dir / "part").string() + "' --out '" + (dir / "again").string() + "'"), 2)
+      << "nothing is left to run";
+  EXPECT_EQ(run_cli("sweep " + study + " --seed 8 --resume '" + (dir / "part").string() + "' --out '" +
+                    (dir / "other").string() + "'"),
+            2)
+      << "another study's partial";
+  EXPECT_EQ(run_cli("sweep " + study + " --keep-partial --per-sample --out '" + (dir / "both").string() + "'"), 2);
+
+  // SIGINT with --keep-partial (a long study, small chunks): exit 130, no temporary file, and what
+  // is kept, if a block finished within the 2 s, starts at block 0.
+  std::ofstream(dir / "long.json") << ball_study(100000000, false, false).dump();
+  const fs::path kept = dir / "kept";
+  const int status = std::system(("timeout --preserve-status -s INT 2 '" + std::string(std::getenv("SALTATION_CLI")) +
+                                  "' sweep '" + (dir / "long.json").string() +
+                                  "' --backend cpu --memory-budget 1M --keep-partial --out '" + kept.string() +
+                                  "' > /dev/null 2>&1")
+                                     .c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  if (fs::exists(kept))
+    for (const auto& entry : fs::directory_iterator(kept)) {
+      ASSERT_EQ(entry.path().filename(), "partial.json") << "left behind: " << entry.path();
+      const json p = json::parse(std::ifstream(entry.path())).at("partial");
+      EXPECT_EQ(p.at("first_block").get<int>(), 0);
+      EXPECT_GT(p.at("end_block").get<int>(), 0);
+    }
   fs::remove_all(dir);
 }
 

@@ -111,20 +111,27 @@ void push_node(std::vector<TreeNode<Acc>>& stack, TreeNode<Acc> node, std::uint6
   }
 }
 
-// Blocks [first_block, end_block) by one worker: fill chunk by chunk; a chunk's whole blocks go
-// to fold_blocks at once, a block split across chunks is added sample by sample in index order.
-// Either way each block's value is add() over its samples in order, so the result is the same.
+// The end of the blocks covered by nodes pushed in index order from block `first_block` on.
+template <class Acc>
+std::uint64_t covered_end(const std::vector<TreeNode<Acc>>& stack, std::uint64_t first_block, std::uint64_t n_blocks) {
+  if (stack.empty()) return first_block;
+  const TreeNode<Acc>& last = stack.back();
+  return std::min((last.index + 1) << last.level, n_blocks);
+}
+
+// Blocks [first_block, end_block) by one worker into `stack`: fill chunk by chunk; a chunk's whole
+// blocks go to fold_blocks at once, a block split across chunks is added sample by sample in index
+// order. Either way each block's value is add() over its samples in order, so the result is the
+// same. When fill or fold_blocks throws, `stack` keeps the blocks completed before.
 template <class Acc, class Fill, class FoldBlocks>
-std::vector<TreeNode<Acc>> reduce_run(const Acc& empty, const BlockLayout& layout, std::uint64_t first_block,
-                                      std::uint64_t end_block, std::uint64_t chunk_size, Fill& fill,
-                                      FoldBlocks& fold_blocks) {
+void reduce_run(const Acc& empty, const BlockLayout& layout, std::uint64_t first_block, std::uint64_t end_block,
+                std::uint64_t chunk_size, Fill& fill, FoldBlocks& fold_blocks, std::vector<TreeNode<Acc>>& stack) {
   const std::uint64_t n_blocks = layout.n_blocks(), bs = layout.block_size;
   const int width = empty.input_width();
   const std::uint64_t begin = first_block * bs;
   const std::uint64_t end = std::min(end_block * bs, layout.n_samples);
   std::vector<double> outputs(static_cast<std::size_t>(std::min(chunk_size, end - begin)) * width);
   std::vector<double> row(width);
-  std::vector<TreeNode<Acc>> stack;
   TreeNode<Acc> open{0, first_block, empty};  // the block being added to sample by sample
   for (std::uint64_t start = begin; start < end;) {
     const std::uint64_t count = std::min(chunk_size, end - start);
@@ -149,7 +156,6 @@ std::vector<TreeNode<Acc>> reduce_run(const Acc& empty, const BlockLayout& layou
     }
     start += count;
   }
-  return stack;
 }
 
 }  // namespace detail
@@ -181,10 +187,14 @@ std::vector<Acc> fold_blocks_on_host(const Acc& empty, std::uint64_t first_index
 // (value r of sample first_index + i at outputs[r * count + i]); it must be safe to call from
 // several threads at once. fold_blocks(empty, first_index, n_samples, block_size, outputs, stride)
 // returns the accumulators of the whole blocks in that range, each equal to add() over its samples
-// in order (fold_blocks_on_host, or a device's fold). Exceptions propagate (the first one).
+// in order (fold_blocks_on_host, or a device's fold). Exceptions propagate (the first one); when
+// `completed` is given, it is set first to the partial of the blocks completed before the failure
+// from blocks.first on without a gap (blocks.end == blocks.first when none), so that a stopped run
+// can keep them (an interrupt, a CUDA failure) and a later run over the rest completes the tree.
 template <class Acc, class Fill, class FoldBlocks>
 Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const BlockRange& blocks,
-                           const ExecutionPlan& plan, Fill&& fill, FoldBlocks&& fold_blocks) {
+                           const ExecutionPlan& plan, Fill&& fill, FoldBlocks&& fold_blocks,
+                           Partial<Acc>* completed = nullptr) {
   detail::check_layout(layout);
   if (plan.chunk_size == 0) throw InvalidInput("chunk_size", -1, "must be positive");
   if (plan.n_threads < 1) throw InvalidInput("n_threads", -1, "must be at least 1");
@@ -200,28 +210,38 @@ Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const Bl
     try {
       const std::uint64_t first = blocks.first + n_range * k / n_runs;
       const std::uint64_t end = blocks.first + n_range * (k + 1) / n_runs;
-      runs[k] = detail::reduce_run(empty, layout, first, end, plan.chunk_size, fill, fold_blocks);
+      detail::reduce_run(empty, layout, first, end, plan.chunk_size, fill, fold_blocks, runs[k]);
     } catch (...) {
 #pragma omp critical(saltation_sweep_error)
       if (!error) error = std::current_exception();
     }
   }
-  if (error) std::rethrow_exception(error);
   Partial<Acc> partial{layout, blocks, {}};
-  for (auto& run : runs)
-    for (auto& node : run) detail::push_node(partial.nodes, std::move(node), layout.n_blocks());
+  for (std::int64_t k = 0; k < n_runs; ++k) {
+    for (auto& node : runs[k]) detail::push_node(partial.nodes, std::move(node), layout.n_blocks());
+    if (!error) continue;
+    // Runs are consecutive ranges: the completed blocks end at the first run that did not finish.
+    partial.blocks.end = detail::covered_end(partial.nodes, blocks.first, layout.n_blocks());
+    if (partial.blocks.end < blocks.first + n_range * (k + 1) / n_runs) break;
+  }
+  if (error) {
+    if (completed) *completed = std::move(partial);
+    std::rethrow_exception(error);
+  }
   return partial;
 }
 
 // The same with the whole blocks folded on the host by plan.fold_threads threads.
 template <class Acc, class Fill>
 Partial<Acc> reduce_blocks(const Acc& empty, const BlockLayout& layout, const BlockRange& blocks,
-                           const ExecutionPlan& plan, Fill&& fill) {
-  return reduce_blocks(empty, layout, blocks, plan, fill,
-                       [&plan](const Acc& e, std::uint64_t first_index, std::uint64_t n_samples, std::uint64_t block_size,
-                               const double* outputs, std::uint64_t stride) {
-                         return fold_blocks_on_host(e, first_index, n_samples, block_size, outputs, stride, plan.fold_threads);
-                       });
+                           const ExecutionPlan& plan, Fill&& fill, Partial<Acc>* completed = nullptr) {
+  return reduce_blocks(
+      empty, layout, blocks, plan, fill,
+      [&plan](const Acc& e, std::uint64_t first_index, std::uint64_t n_samples, std::uint64_t block_size,
+              const double* outputs, std::uint64_t stride) {
+        return fold_blocks_on_host(e, first_index, n_samples, block_size, outputs, stride, plan.fold_threads);
+      },
+      completed);
 }
 
 // All samples of `layout`: the root of the tree.

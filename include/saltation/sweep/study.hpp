@@ -74,12 +74,21 @@ struct Study {
 Study parse_study(const nlohmann::json& study, const ModelInfo& info);
 
 // How a study runs; nothing here changes its summary.
+struct StudyResult;
+
 struct StudyRun {
   Backend backend = Backend::Auto;
   std::uint64_t memory_budget = 0;  // bytes for one chunk's trajectories; 0: 1 GiB (CPU), a quarter of the device's (CUDA)
   int shard = 0, n_shards = 1;      // run blocks [n_blocks shard / n_shards, n_blocks (shard + 1) / n_shards)
   std::string per_sample_prefix;    // when not empty: PREFIX_<name>.npy per-sample arrays, streamed
-  Progress progress;                // samples done of this shard's samples
+  Progress progress;                // samples done of this shard's samples (of those left, when resumed)
+  // When set, a run that stops early (an interrupt, a CUDA or I/O failure) first hands the blocks
+  // it completed from the shard's start on (with those of `resume`) to this, then the error
+  // propagates. Not called when there are none. Not with per-sample files.
+  std::function<void(const StudyResult&)> keep_partial;
+  // A kept partial of this shard (what keep_partial got): the run checks that its header is this
+  // study's, runs the blocks after it and returns the two merged. Not with per-sample files.
+  const StudyResult* resume = nullptr;
 };
 
 // Everything the block tree accumulates for a study: outcomes (status, event count, topology
