@@ -92,9 +92,11 @@ inline Options normalize_options(const Options& in) {
   if (o.threads < 0) throw InvalidInput("options.threads", -1, "must be >= 0 (0: OpenMP default)");
   if (o.max_steps < 1) throw InvalidInput("options.max_steps", -1, "must be >= 1");
   // One step over the whole horizon is never what was meant (dt = 1e300, say): refused, not clipped.
-  if (o.t_final > 0.0 && o.dt > o.t_final)
-    throw InvalidInput("options.dt", -1, "dt = " + std::to_string(o.dt) + " is larger than t_final = " +
-                                             std::to_string(o.t_final) + ": choose dt <= t_final");
+  if (o.t_final > 0.0 && o.dt > o.t_final) {
+    char what[120];
+    std::snprintf(what, sizeof what, "dt = %g is larger than t_final = %g: choose dt <= t_final", o.dt, o.t_final);
+    throw InvalidInput("options.dt", -1, what);
+  }
   const double steps = std::ceil(o.t_final / o.dt);
   if (steps > static_cast<double>(o.max_steps)) {
     char what[200];
