@@ -591,7 +591,7 @@ json study_header(const ModelInfo& info, const Study& study, const Options& opti
           {"block_size", study.block_size},
           {"nominal", {{"theta", nominal_theta},
                        {"status", status_name(static_cast<Status>(nominal.status[0]))},
-                                {"n_events", nominal.n_events[0]}}}};
+                       {"n_events", nominal.n_events[0]}}}};
 }
 
 }  // namespace
