@@ -89,6 +89,26 @@ void expect_analytic_partials_match_duals(std::uint64_t seed) {
   }
 }
 
+// The terrain ball's analytic guard gradient equals the dual-number one (Dual<N> over q).
+TEST(ModelConcept, TerrainAnalyticGuardGradientMatchesDualNumbers) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 6.0);
+  TerrainBall<24> m;
+  constexpr int N = TerrainBall<24>::N;
+  for (int trial = 0; trial < 50; ++trial) {
+    const std::vector<double> theta = sample_terrain_row<24>(rng);
+    const RowParams th{theta.data(), 1};
+    const double q[N] = {u(rng), u(rng), u(rng), u(rng)};
+    double g_q[N];
+    m.guard_gradient(0, q, 0, th, g_q);
+    using D = Dual<N>;
+    D qd[N];
+    for (int k = 0; k < N; ++k) qd[k] = D::variable(q[k], k);
+    const D g = m.guard(0, qd, 0, core::ConstantParams<D, RowParams>{th});
+    for (int k = 0; k < N; ++k) EXPECT_NEAR(g_q[k], g.d[k], 1e-13 * (1.0 + std::fabs(g.d[k]))) << "dg/dq" << k;
+  }
+}
+
 TEST(ModelConcept, TerrainAnalyticEventPartialsMatchDualNumbers) {
   expect_analytic_partials_match_duals<3>(1);
   expect_analytic_partials_match_duals<24>(2);

@@ -40,6 +40,9 @@
 //   bool guard_excluded(int j, int mode, const double* q0, const double* q1, const Th& th) const;
 //       true only when guard j certainly does not cross on a step from q0 to q1: a cheap
 //       conservative bound that lets free flight skip the exact guard and the probes.
+//   void guard_gradient(int j, const double* q, int mode, const Th& th, double* g_q) const;
+//       analytic d g_j / dq at q; replaces the dual-number pass over the guard (Dual<N>) at each
+//       event (a test checks it agrees with that pass to 1e-13).
 //   EventContext event_context(int j, const double* q, int mode, const Th& th) const;
 //   void event_param_partials(const EventContext&, int p0, int count, const Th& th,
 //                             double* g_theta, double* R_theta, int stride) const;
@@ -72,6 +75,13 @@ template <class Model>
 struct has_guard_exclusion<Model, std::void_t<decltype(std::declval<const Model&>().guard_excluded(
                                       0, 0, static_cast<const double*>(nullptr), static_cast<const double*>(nullptr),
                                       std::declval<const RowParams&>()))>> : std::true_type {};
+
+template <class Model, class = void>
+struct has_guard_gradient : std::false_type {};
+template <class Model>
+struct has_guard_gradient<Model, std::void_t<decltype(std::declval<const Model&>().guard_gradient(
+                                     0, static_cast<const double*>(nullptr), 0, std::declval<const RowParams&>(),
+                                     static_cast<double*>(nullptr)))>> : std::true_type {};
 
 template <class Model, class = void>
 struct has_event_partials : std::false_type {};

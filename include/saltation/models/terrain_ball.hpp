@@ -85,6 +85,16 @@ struct TerrainBall {
     vx_plus = an * nx + at * tx;
     vy_plus = an * ny + at * ty;
   }
+  // d guard / dq = (-h'(x), 1, 0, 0) from one terrain pass in doubles (instead of one on Dual<4>).
+  template <class Th>
+  SALTATION_HD void guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
+    double h, dh;
+    terrain(q[0], th, h, dh);
+    g_q[0] = -dh;
+    g_q[1] = 1.0;
+    g_q[2] = 0.0;
+    g_q[3] = 0.0;
+  }
   template <class S, class Th>
   SALTATION_HD int reset(int, const S* q, int mode, const Th& th, S* q_plus) const {
     S h, dh;
@@ -110,11 +120,23 @@ struct TerrainBall {
   }
 
   // Bound of the terrain over [x_lo, x_hi] from each bump's height at the point of the interval
-  // nearest its centre; bumps out of reach of the whole interval contribute nothing, and those
-  // more than kTailWidths widths away their height there, a exp(-kTailWidths^2 / 2), without an
-  // exp (a bound, a few 1e-4 of the amplitudes loose, where the exp was most of a step's cost
-  // near the terrain). Stops as soon as the sum reaches `enough`.
+  // nearest its centre, r widths from it, without an exp (the C library's exp was most of a
+  // step's cost near the terrain): bumps out of reach of the whole interval contribute nothing,
+  // those more than kTailWidths widths away a exp(-kTailWidths^2 / 2), and nearer ones
+  // a / T8(r^2 / 2), T8 the Taylor polynomial of e^s to degree 8, below e^s for s >= 0 (loose by
+  // 4 % at r = 3, 1.7x at r = 4). Stops as soon as the sum reaches `enough`.
   static constexpr double kTailWidths = 4.0, kTailHeight = 3.3546262790251185e-4;  // exp(-8)
+  SALTATION_HD static double exp_taylor8(double s) {
+    double p = 1.0 / 40320.0;
+    p = p * s + 1.0 / 5040.0;
+    p = p * s + 1.0 / 720.0;
+    p = p * s + 1.0 / 120.0;
+    p = p * s + 1.0 / 24.0;
+    p = p * s + 1.0 / 6.0;
+    p = p * s + 0.5;
+    p = p * s + 1.0;
+    return p * s + 1.0;
+  }
   template <class Th>
   SALTATION_HD double bump_bound(double x_lo, double x_hi, const Th& th, double enough = 1e300) const {
     double top = 0.0;
@@ -125,7 +147,7 @@ struct TerrainBall {
       const double d = b < x_lo ? x_lo - b : (b > x_hi ? b - x_hi : 0.0);
       if (!in_reach(d, 0.0, w)) continue;
       const double r = d / w;
-      top += r > kTailWidths ? a * kTailHeight : a * ::exp(-0.5 * r * r);
+      top += r > kTailWidths ? a * kTailHeight : a / exp_taylor8(0.5 * r * r);
       if (top >= enough) break;
     }
     return top;
@@ -172,6 +194,8 @@ struct TerrainBall {
   template <class Th>
   SALTATION_HD void event_param_partials(const EventContext& ctx, int p0, int count, const Th& th, double* g_theta,
                                          double* R_theta, int stride) const {
+    int k_ex = -1;  // the bump whose exp is in ex: one exp per bump, not one per parameter
+    double ex = 0.0;
     for (int c = 0; c < count; ++c) {
       const int p = p0 + c;
       double dh_dp = 0.0, ddh_dp = 0.0, dv_direct_x = 0.0, dv_direct_y = 0.0;
@@ -181,7 +205,11 @@ struct TerrainBall {
       } else if (p >= BUMP0) {
         const int k = (p - BUMP0) / 3, which = (p - BUMP0) % 3;
         const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
-        const double u = (ctx.x - b) / w, ex = in_reach(ctx.x, b, w) ? exp(-0.5 * u * u) : 0.0;
+        const double u = (ctx.x - b) / w;
+        if (k != k_ex) {
+          ex = in_reach(ctx.x, b, w) ? exp(-0.5 * u * u) : 0.0;
+          k_ex = k;
+        }
         if (which == 0) {  // amplitude
           dh_dp = ex;
           ddh_dp = -ex * u / w;
