@@ -445,6 +445,7 @@ class Trajectory {
   SALTATION_HD bool take_event(int j, double t_e, const double* q_minus, bool pinned) {
     double q_plus[N];
     const int mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
+    const EventGeometry geo = event_geometry(j, q_minus);
     Status terminal = Status::Finished;  // Finished here means "not terminal"
     if (n_events_ >= o_.event_capacity) {
       terminal = Status::EventCapacity;
@@ -456,7 +457,7 @@ class Trajectory {
         zeno_start_ = t_e;
         zeno_count_ = 1;
       }
-      if (o_.v_stop > 0.0 && impact_speed(j, q_minus) < o_.v_stop) terminal = Status::Settled;
+      if (o_.v_stop > 0.0 && impact_speed(geo) < o_.v_stop) terminal = Status::Settled;
       else if (zeno_count_ >= o_.zeno_events) terminal = Status::Zeno;
     }
     const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
@@ -464,7 +465,7 @@ class Trajectory {
       out_.template event<N>(slot, t_e, j, q_minus, q_plus);
       ++n_events_;
     }
-    jump(j, q_minus, q_plus, mode_plus, slot, terminal, pinned);
+    jump(j, geo, q_minus, q_plus, mode_plus, slot, terminal, pinned);
     if (terminal == Status::EventCapacity) {
       finish_state(terminal, t_e, q_minus);
       return true;
@@ -672,18 +673,28 @@ class Trajectory {
     }
   }
 
+  // The guard's gradient and the flow at an event's pre-event state, which the settling test and
+  // the jump both need: g_dot = g_q . f-, and |g_q|^2, |f-|^2.
+  struct EventGeometry {
+    double g_q[N], f_minus[N];
+    double g_dot = 0.0, gq2 = 0.0, f2 = 0.0;
+  };
+  SALTATION_HD EventGeometry event_geometry(int j, const double* q_minus) const {
+    EventGeometry e;
+    guard_gradient(j, q_minus, mode_, e.g_q);
+    m_.flow(q_minus, mode_, th_, e.f_minus);
+    for (int k = 0; k < N; ++k) {
+      e.g_dot += e.g_q[k] * e.f_minus[k];
+      e.gq2 += e.g_q[k] * e.g_q[k];
+      e.f2 += e.f_minus[k] * e.f_minus[k];
+    }
+    return e;
+  }
+
   // |g_q . f-| / |g_q| at the pre-event state: the normal speed at which the trajectory meets the
   // guard surface (|v-| for the bouncing ball, as seed 003's min_bounce_speed test).
-  SALTATION_HD double impact_speed(int j, const double* q_minus) const {
-    double g_q[N], f[N];
-    guard_gradient(j, q_minus, mode_, g_q);
-    m_.flow(q_minus, mode_, th_, f);
-    double dot = 0.0, norm2 = 0.0;
-    for (int k = 0; k < N; ++k) {
-      dot += g_q[k] * f[k];
-      norm2 += g_q[k] * g_q[k];
-    }
-    return norm2 > 0.0 ? ::fabs(dot) / ::sqrt(norm2) : ::fabs(dot);
+  SALTATION_HD static double impact_speed(const EventGeometry& e) {
+    return e.gq2 > 0.0 ? ::fabs(e.g_dot) / ::sqrt(e.gq2) : ::fabs(e.g_dot);
   }
 
   // Event partials: grazing flag always; with Sens, dt_e/dtheta and dq-/dtheta (into the record
@@ -692,18 +703,12 @@ class Trajectory {
   // R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), as dqf. The terminal derivative goes straight
   // to the output, column by column: an N x P array for it would double the per-thread stack
   // beside Xs (18 KB more for TerrainBall<192>).
-  SALTATION_HD void jump(int j, const double* q_minus, const double* q_plus, int mode_plus, int slot,
-                         Status terminal, bool pinned) {
-    double g_q[N], f_minus[N];
-    guard_gradient(j, q_minus, mode_, g_q);
-    m_.flow(q_minus, mode_, th_, f_minus);
-    double g_dot = 0.0, gq2 = 0.0, f2 = 0.0;
-    for (int k = 0; k < N; ++k) {
-      g_dot += g_q[k] * f_minus[k];
-      gq2 += g_q[k] * g_q[k];
-      f2 += f_minus[k] * f_minus[k];
-    }
-    if (slot >= 0) out_.event_flags(slot, ::fabs(g_dot) < o_.graze_tol * ::sqrt(gq2 * f2) ? EventGrazing : 0);
+  SALTATION_HD void jump(int j, const EventGeometry& geo, const double* q_minus, const double* q_plus, int mode_plus,
+                         int slot, Status terminal, bool pinned) {
+    const double* g_q = geo.g_q;
+    const double* f_minus = geo.f_minus;
+    const double g_dot = geo.g_dot;
+    if (slot >= 0) out_.event_flags(slot, ::fabs(g_dot) < o_.graze_tol * ::sqrt(geo.gq2 * geo.f2) ? EventGrazing : 0);
     if constexpr (Sens) {
       const bool continues = terminal == Status::Finished;
       const bool needs_reset = terminal != Status::EventCapacity;
