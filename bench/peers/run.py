@@ -50,7 +50,10 @@ def sweeps(quick):
         dts, rtols = [0.01, 0.001], [1e-8, 1e-12]
     saltation = [((dt, 3), sens) for sens in (False, True) for dt in dts]
     if not quick:
-        saltation += [((0.01, probes), False) for probes in (0, 7)]
+        # No probes (the guard at the step ends only) at every dt: a grazing event that a step
+        # would step over shows as a row with another event count, and the point then never counts.
+        saltation += [((dt, 0), sens) for sens in (False, True) for dt in dts]
+        saltation += [((0.01, 7), False)]
         # The event-time bracket is saltation's third knob (default 1e-12).
         saltation += [((dt, 3, 1e-14), sens) for sens in (False, True) for dt in (0.02, 0.01)]
     return {
