@@ -43,6 +43,11 @@
 //   void guard_gradient(int j, const double* q, int mode, const Th& th, double* g_q) const;
 //       analytic d g_j / dq at q; replaces the dual-number pass over the guard (Dual<N>) at each
 //       event (a test checks it agrees with that pass to 1e-13).
+//   int reset_from_gradient(int j, const double* q, int mode, const Th& th, const double* g_q,
+//                           double* q_plus) const;
+//       the reset at an event given g_q = d g_j / dq at q (the surface normal an impact law
+//       needs), which the event computes anyway; the same q_plus as reset(), without evaluating
+//       the guard's geometry again (a test checks they agree bit for bit).
 //   EventContext event_context(int j, const double* q, int mode, const Th& th) const;
 //   void event_param_partials(const EventContext&, int p0, int count, const Th& th,
 //                             double* g_theta, double* R_theta, int stride) const;
@@ -82,6 +87,14 @@ template <class Model>
 struct has_guard_gradient<Model, std::void_t<decltype(std::declval<const Model&>().guard_gradient(
                                      0, static_cast<const double*>(nullptr), 0, std::declval<const RowParams&>(),
                                      static_cast<double*>(nullptr)))>> : std::true_type {};
+
+template <class Model, class = void>
+struct has_reset_from_gradient : std::false_type {};
+template <class Model>
+struct has_reset_from_gradient<Model, std::void_t<decltype(std::declval<const Model&>().reset_from_gradient(
+                                          0, static_cast<const double*>(nullptr), 0, std::declval<const RowParams&>(),
+                                          static_cast<const double*>(nullptr), static_cast<double*>(nullptr)))>>
+    : std::true_type {};
 
 template <class Model, class = void>
 struct has_event_partials : std::false_type {};

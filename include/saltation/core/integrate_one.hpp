@@ -444,8 +444,13 @@ class Trajectory {
   // initial state already in the jump set). Returns true when the trajectory has ended.
   SALTATION_HD bool take_event(int j, double t_e, const double* q_minus, bool pinned) {
     double q_plus[N];
-    const int mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
     const EventGeometry geo = event_geometry(j, q_minus);
+    int mode_plus;
+    if constexpr (has_reset_from_gradient<Model>::value) {
+      mode_plus = m_.reset_from_gradient(j, q_minus, mode_, th_, geo.g_q, q_plus);
+    } else {
+      mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
+    }
     Status terminal = Status::Finished;  // Finished here means "not terminal"
     if (n_events_ >= o_.event_capacity) {
       terminal = Status::EventCapacity;

@@ -104,6 +104,15 @@ struct TerrainBall {
     impact_velocity(dh, q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
     return mode;
   }
+  // The same reset from the guard gradient the event has already formed: h'(x) = -g_q[0].
+  template <class Th>
+  SALTATION_HD int reset_from_gradient(int, const double* q, int mode, const Th& th, const double* g_q,
+                                       double* q_plus) const {
+    q_plus[0] = q[0];
+    q_plus[1] = q[1];
+    impact_velocity(-g_q[0], q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
+    return mode;
+  }
 
   // What the guard bound needs of theta, formed once per trajectory (theta does not change along
   // it): the terrain's ceiling. (A bound per cell of x was tried: it made the forward CUDA kernel
