@@ -43,10 +43,18 @@ struct FullTerrain : TerrainBall<K> {
   SALTATION_HD int reset(int, const S* q, int mode, const Th& th, S* q_plus) const {
     S h, dh;
     full_terrain(q[0], th, h, dh);
-    q_plus[0] = q[0];
-    q_plus[1] = q[1];
-    Base::impact_velocity(dh, q[2], q[3], th[Base::E], th[Base::MU], q_plus[2], q_plus[3]);
+    Base::reset_at_slope(dh, q, th, q_plus);
     return mode;
+  }
+  // The gradient from the full sum too (the inherited reset_from_gradient takes its slope from it).
+  template <class Th>
+  SALTATION_HD void guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
+    double h, dh;
+    full_terrain(q[0], th, h, dh);
+    g_q[0] = -dh;
+    g_q[1] = 1.0;
+    g_q[2] = 0.0;
+    g_q[3] = 0.0;
   }
 };
 

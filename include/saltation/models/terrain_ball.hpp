@@ -99,19 +99,22 @@ struct TerrainBall {
   SALTATION_HD int reset(int, const S* q, int mode, const Th& th, S* q_plus) const {
     S h, dh;
     terrain(q[0], th, h, dh);
-    q_plus[0] = q[0];
-    q_plus[1] = q[1];
-    impact_velocity(dh, q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
+    reset_at_slope(dh, q, th, q_plus);
     return mode;
   }
   // The same reset from the guard gradient the event has already formed: h'(x) = -g_q[0].
   template <class Th>
   SALTATION_HD int reset_from_gradient(int, const double* q, int mode, const Th& th, const double* g_q,
                                        double* q_plus) const {
+    reset_at_slope(-g_q[0], q, th, q_plus);
+    return mode;
+  }
+  // The impact at q on terrain of slope dh: position kept, velocity by impact_velocity.
+  template <class S, class Th>
+  SALTATION_HD static void reset_at_slope(const S& dh, const S* q, const Th& th, S* q_plus) {
     q_plus[0] = q[0];
     q_plus[1] = q[1];
-    impact_velocity(-g_q[0], q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
-    return mode;
+    impact_velocity(dh, q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
   }
 
   // What the guard bound needs of theta, formed once per trajectory (theta does not change along
