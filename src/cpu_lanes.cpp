@@ -20,7 +20,6 @@
 #include "saltation/cpu_lanes.hpp"
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -71,48 +70,9 @@ HWY_BEFORE_NAMESPACE();
 namespace saltation::cpu_lanes {
 namespace HWY_NAMESPACE {
 
+#include "lane_vec-inl.h"
+
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
-namespace hn = hwy::HWY_NAMESPACE;
-using Tag = hn::ScalableTag<double>;
-constexpr int kW = HWY_MAX_BYTES / sizeof(double);  // lanes per group
-
-// W trajectories' values of one scalar. Each operation is the double operation lane by lane
-// (IEEE +, -, *, /, sqrt; negation and |x| on the sign bit), so rk4_step and a model's flow,
-// written over a generic scalar, run on it unchanged and give each lane the double result.
-// Functions without an exact vector form (exp, ...) call the C library's per lane.
-struct LaneVec {
-  hn::Vec<Tag> v;
-  LaneVec() = default;
-  LaneVec(double x) : v(hn::Set(Tag(), x)) {}  // NOLINT: constants lift implicitly, as for Dual
-  explicit LaneVec(hn::Vec<Tag> x) : v(x) {}
-  LaneVec& operator+=(const LaneVec& b) { return *this = LaneVec(hn::Add(v, b.v)); }
-  LaneVec& operator-=(const LaneVec& b) { return *this = LaneVec(hn::Sub(v, b.v)); }
-  LaneVec& operator*=(const LaneVec& b) { return *this = LaneVec(hn::Mul(v, b.v)); }
-  LaneVec& operator/=(const LaneVec& b) { return *this = LaneVec(hn::Div(v, b.v)); }
-};
-inline LaneVec operator+(const LaneVec& a) { return a; }
-inline LaneVec operator-(const LaneVec& a) { return LaneVec(hn::Neg(a.v)); }
-inline LaneVec operator+(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Add(a.v, b.v)); }
-inline LaneVec operator-(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Sub(a.v, b.v)); }
-inline LaneVec operator*(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Mul(a.v, b.v)); }
-inline LaneVec operator/(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Div(a.v, b.v)); }
-inline LaneVec sqrt(const LaneVec& a) { return LaneVec(hn::Sqrt(a.v)); }
-inline LaneVec abs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
-inline LaneVec fabs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
-
-template <class F>
-LaneVec per_lane(const LaneVec& a, F f) {
-  HWY_ALIGN double x[kW];
-  hn::Store(a.v, Tag(), x);
-  for (int l = 0; l < kW; ++l) x[l] = f(x[l]);
-  return LaneVec(hn::Load(Tag(), x));
-}
-inline LaneVec exp(const LaneVec& a) { return per_lane(a, [](double x) { return ::exp(x); }); }
-inline LaneVec log(const LaneVec& a) { return per_lane(a, [](double x) { return ::log(x); }); }
-inline LaneVec sin(const LaneVec& a) { return per_lane(a, [](double x) { return ::sin(x); }); }
-inline LaneVec cos(const LaneVec& a) { return per_lane(a, [](double x) { return ::cos(x); }); }
-inline LaneVec tanh(const LaneVec& a) { return per_lane(a, [](double x) { return ::tanh(x); }); }
-
 // Parameter k of the group's W trajectories as one vector: the group keeps its rows transposed,
 // parameter k of lane l at [k * W + l] (a lane's Trajectory reads the same numbers with stride W).
 struct LaneParams {
@@ -219,11 +179,7 @@ class LaneGroup {
   }
 
  private:
-  static unsigned bits(hn::Mask<Tag> m) {
-    uint8_t b[8] = {};
-    hn::StoreMaskBits(Tag(), m, b);
-    return b[0];
-  }
+  static unsigned bits(hn::Mask<Tag> m) { return lane_bits(LaneMask{m}); }
   static hn::Mask<Tag> mask(unsigned lanes) {
     const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
     return hn::LoadMaskBits(Tag(), b);
@@ -321,15 +277,15 @@ namespace {
 // The table for this process's CPU and SALTATION_SIMD (include/saltation/cpu_lanes.hpp).
 const detail::LaneTable& chosen_lanes() {
   static const detail::LaneTable none;
-  const char* simd = std::getenv("SALTATION_SIMD");
-  if (simd && std::strcmp(simd, "0") == 0) return none;
-  if (simd && std::strcmp(simd, "avx2") == 0) {
+  switch (simd_request()) {
+    case SimdRequest::None: return none;
+    case SimdRequest::Avx2:
 #if HWY_TARGETS & HWY_AVX2
-    if (hwy::SupportedTargets() & HWY_AVX2) return *cpu_lanes::N_AVX2::lane_table();
+      if (hwy::SupportedTargets() & HWY_AVX2) return *cpu_lanes::N_AVX2::lane_table();
 #endif
-    return none;
+      return none;
+    default: return *HWY_DYNAMIC_DISPATCH(cpu_lanes::lane_table)();
   }
-  return *HWY_DYNAMIC_DISPATCH(cpu_lanes::lane_table)();
 }
 
 }  // namespace

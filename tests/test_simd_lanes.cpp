@@ -17,28 +17,14 @@
 #include "saltation/models/terrain_ball.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "saltation/solve.hpp"
+#include "simd_choice.hpp"
 #include "terrain_samples.hpp"
 
 using namespace saltation;
 
 namespace {
 
-// Sets SALTATION_SIMD for the scope of one check, and restores what was there.
-class SimdChoice {
- public:
-  explicit SimdChoice(const char* value) {
-    if (const char* old = std::getenv("SALTATION_SIMD")) old_ = old, had_ = true;
-    setenv("SALTATION_SIMD", value, 1);
-  }
-  ~SimdChoice() {
-    if (had_) setenv("SALTATION_SIMD", old_.c_str(), 1);
-    else unsetenv("SALTATION_SIMD");
-  }
-
- private:
-  std::string old_;
-  bool had_ = false;
-};
+using saltation::testing::SimdChoice;
 
 // The vector targets this CPU can run: "avx3" and/or "avx2" (SALTATION_SIMD values; "" is the best).
 std::vector<std::string> lane_targets() {

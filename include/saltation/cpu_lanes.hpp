@@ -14,6 +14,12 @@
 
 namespace saltation::cpu {
 
+// What the environment variable SALTATION_SIMD asks of every SIMD-lane driver (the trajectories'
+// here, the disk engine's), read at each call: "0" none, "avx2" AVX2 even where AVX-512 is present
+// (for comparisons), anything else or unset the best target the CPU has. Defined in saltation_core.
+enum class SimdRequest { Best, None, Avx2 };
+SimdRequest simd_request();
+
 // The vector instruction set the lanes would run on now and its width: "avx3" (AVX-512, 8 lanes),
 // "avx2" (4 lanes) or "none" (0 lanes: the CPU has neither, or SALTATION_SIMD=0 in the
 // environment). SALTATION_SIMD=avx2 asks for AVX2 where AVX-512 is present too.

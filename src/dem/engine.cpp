@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -309,29 +310,42 @@ struct OmpTeam {
 };
 }  // namespace
 
+namespace {
+// The widest vector's doubles (AVX-512), and the first address in p's buffer aligned for it.
+constexpr int kVectorDoubles = 8;
+double* vector_aligned(double* p) {
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(p) % (kVectorDoubles * sizeof(double));
+  return misalignment ? p + (kVectorDoubles * sizeof(double) - misalignment) / sizeof(double) : p;
+}
+}  // namespace
+
 void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress) {
   const long wd = c.work_doubles(), wi = c.work_ints();
   const int nt = omp_get_max_threads();
   ProgressCounter counter(progress, (std::size_t)c.n_systems);
   if (c.n_systems >= nt || c.n_disks < team_threshold || nt == 1) {
-    // Never more threads than systems: a small batch (e.g. the last rounds of a fit) does not
+    // Groups of neighbouring systems in SIMD lanes where the CPU has them, all pairs only (cell
+    // lists serve one system per call); the systems past the last full group one at a time.
+    const SystemLanes lanes = c.use_cells ? SystemLanes{} : system_lanes();
+    const int width = std::max(1, lanes.width);
+    const int n_groups = (c.n_systems + width - 1) / width;
+    // Never more threads than groups: a small batch (e.g. the last rounds of a fit) does not
     // wait at barriers for threads with nothing to do.
-#pragma omp parallel num_threads(std::max(1, std::min(nt, c.n_systems)))
+#pragma omp parallel num_threads(std::max(1, std::min(nt, n_groups)))
     {
-      std::vector<double> bufd((size_t)wd);
-      std::vector<int> bufi((size_t)wi);
-      const Work w{bufd.data(), 1, bufi.data(), 1};
-#pragma omp for schedule(dynamic, 16)
-      for (int b = 0; b < c.n_systems; ++b) {
+      std::vector<double> bufd((size_t)(wd * width + kVectorDoubles));
+      std::vector<int> bufi((size_t)(wi * width));
+      const Work w{vector_aligned(bufd.data()), 1, bufi.data(), 1};
+#pragma omp for schedule(dynamic, std::max(1, 16 / width))
+      for (int g = 0; g < n_groups; ++g) {
         if (interrupt_requested()) continue;  // the remaining systems are skipped, not run
-        // The seed's disk pairs, without and with one tangent (the fit's d/dlog k), at compile-time sizes.
-        if (c.n_disks == 2 && c.n_tangents == 0)
-          rollout_system<SerialTeam, Shape<2, 0, true>>(SerialTeam{}, c, b, w);
-        else if (c.n_disks == 2 && c.n_tangents == 1)
-          rollout_system<SerialTeam, Shape<2, 1, true>>(SerialTeam{}, c, b, w);
+        const int b = g * width;
+        const int end = std::min(b + width, c.n_systems);
+        if (lanes.width && end - b == width)
+          lanes.run_group(c, b, w);
         else
-          rollout_system<SerialTeam, Shape<0, -1, true>>(SerialTeam{}, c, b, w);
-        counter.one_done();
+          for (int s = b; s < end; ++s) rollout_at_known_sizes<OneSystem>(c, s, w);
+        for (int s = b; s < end; ++s) counter.one_done();
       }
     }
   } else {

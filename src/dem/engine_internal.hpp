@@ -67,6 +67,28 @@ struct Prepared {
 // and the system) and allocates the result.
 Prepared prepare(const DiskBatch& batch, const RolloutOptions& options, const LossSpec* loss);
 void run_cpu(const RolloutView& view, int team_threshold, const Progress* progress);
+
+// The body for one call (one system, or a group of SIMD lanes: `Lanes`, rollout.hpp) on one
+// thread, at compile-time sizes for the seed's disk pairs without and with one tangent (the fit's
+// d/dlog k), so that its loops unroll and its offsets are constants; at run-time sizes otherwise.
+template <class Lanes>
+void rollout_at_known_sizes(const RolloutView& c, int b, const Work& w) {
+  if (c.n_disks == 2 && c.n_tangents == 0)
+    rollout_system<SerialTeam, Shape<2, 0, true>, Lanes>(SerialTeam{}, c, b, w);
+  else if (c.n_disks == 2 && c.n_tangents == 1)
+    rollout_system<SerialTeam, Shape<2, 1, true>, Lanes>(SerialTeam{}, c, b, w);
+  else
+    rollout_system<SerialTeam, Shape<0, -1, true>, Lanes>(SerialTeam{}, c, b, w);
+}
+
+// The CPU's SIMD lanes for systems (engine_lanes.cpp): run_group runs systems b .. b + width - 1,
+// with work memory for width systems (doubles aligned to 64 bytes: width * work_doubles(), ints:
+// width * work_ints()). width 0: no lanes (no AVX2 on this CPU, or SALTATION_SIMD=0).
+struct SystemLanes {
+  int width = 0;
+  void (*run_group)(const RolloutView& c, int b, const Work& w) = nullptr;
+};
+SystemLanes system_lanes();
 // Copies the inputs to the device, runs, copies the outputs back into prepared.result.
 void run_cuda(Prepared& prepared, int block_threshold, const Progress* progress);
 

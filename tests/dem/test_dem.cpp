@@ -19,6 +19,7 @@
 #include "saltation/dem/fit.hpp"
 #include "saltation/dem/rollout.hpp"
 #include "saltation/errors.hpp"
+#include "simd_choice.hpp"
 
 using namespace saltation;
 using namespace saltation::dem;
@@ -415,6 +416,29 @@ TEST(DemShapes, CompileTimePairSizesAreBitwiseTheRunTimeBody) {
     }
 }
 
+// The same without walls: a pair's force on disk 1 is copied from disk 0's (rollout.hpp, forces).
+TEST(DemShapes, PairForceCopiedFromTheOtherDiskIsBitwiseBothComputed) {
+  const DiskBatch b = gas(64, 2, 0.9, 0.5, 4);
+  for (const NormalModel normal : {NormalModel::Linear, NormalModel::Hertz})
+    for (const bool tangential : {false, true}) {
+      RolloutOptions o = opts(1e-3, 20, 10);
+      o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
+      o.normal = normal;
+      o.tangential = tangential;
+      o.tangents = {{TangentKind::LogStiffness}, {TangentKind::InitialVelocity, 1, 0}};
+      LossSpec loss;
+      loss.observed = rollout(b, o, Backend::Cpu).x;
+      for (double& x : loss.observed) x -= 0.02;
+      o.tangents.resize(1);
+      const RolloutResult pair = run_body<Shape<2, 1, true>>(b, o, loss);
+      const RolloutResult general = run_body<Shape<>>(b, o, loss);
+      EXPECT_TRUE(same_bits(pair.x, general.x) && same_bits(pair.v, general.v));
+      EXPECT_TRUE(same_bits(pair.dx, general.dx) && same_bits(pair.dv, general.dv));
+      EXPECT_TRUE(same_bits(pair.loss, general.loss) && same_bits(pair.grad, general.grad));
+      EXPECT_GT(max_abs(pair.grad), 0.0) << "the tangent must see contacts";
+    }
+}
+
 TEST_P(DemPhysics, StatusLeavingTheGridIsReportedNeverDropped) {
   DiskBatch b = head_on(0.5, 1, 1, 2.0, -1.0, -1.0);  // flying apart
   RolloutOptions o = opts(0.01, 100, 10);
@@ -513,6 +537,85 @@ TEST(DemTeam, OpenMPTeamStopsLikeTheSerialPath) {
   EXPECT_EQ(on_team.status, serial.status);
   for (size_t i = 0; i < serial.x.size(); ++i)
     ASSERT_TRUE(on_team.x[i] == serial.x[i] || (std::isnan(on_team.x[i]) && std::isnan(serial.x[i]))) << i;
+}
+
+namespace {
+// n_systems systems of n_disks disks: a jittered gas with two materials, or (with_stops) disks at
+// rest on a line as in stopping_systems, where system 3 stops at the start (two disks coincide)
+// and system 12 goes non-finite (with dt 1e300), so that groups of lanes hold stopped and running
+// systems together.
+DiskBatch lanes_batch(int n_systems, int n_disks, bool with_stops) {
+  DiskBatch b = gas(n_systems, n_disks, 0.9, 0.5, 21);
+  if (!with_stops) return b;
+  for (int s = 0; s < n_systems; ++s)
+    for (int d = 0; d < n_disks; ++d) {
+      b.x(s, d, 0) = 3.0 * d;
+      b.x(s, d, 1) = b.v(s, d, 0) = b.v(s, d, 1) = 0.0;
+    }
+  b.x(3, 1, 0) = b.x(3, 0, 0);
+  b.v(12, 0, 0) = 6e7;
+  return b;
+}
+}  // namespace
+
+// The SIMD lanes (engine_lanes.cpp, docs/simd_lanes.md) against one system per call
+// (SALTATION_SIMD=0): every output bitwise equal on each vector target this CPU has, for pairs
+// (the compile-time pair body) and 3 disks, both normal models, friction, damping, walls, two
+// materials, tangents of three kinds, a loss, a batch size that leaves a tail of single systems
+// after the last full group, and groups in which some systems stop (coincident, non-finite).
+TEST(DemLanes, BitwiseOneSystemPerCall) {
+  std::vector<std::string> targets;
+  for (const char* t : {"best", "avx2"}) {
+    saltation::testing::SimdChoice choice(t);
+    const int width = dem::detail::system_lanes().width;
+    if (width > 0 && (targets.empty() || std::string(t) == "best" || width == 4)) targets.push_back(t);
+  }
+  if (targets.empty()) GTEST_SKIP() << "this CPU has no AVX2";
+  int runs = 0;
+  for (const int n_disks : {2, 3})
+    for (const bool stops : {false, true})
+      for (const NormalModel normal : {NormalModel::Linear, NormalModel::Hertz})
+        for (const bool walls : {false, true}) {
+          const int n_systems = 29;
+          const DiskBatch b = lanes_batch(n_systems, n_disks, stops);
+          RolloutOptions o = stops ? stopping_options() : opts(1e-3, 12, 10);
+          o.neighbors = Neighbors::AllPairs;
+          o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
+          o.normal = normal;
+          o.tangential = true;
+          o.walls = walls;
+          o.box_lo[0] = o.box_lo[1] = -1.0;
+          o.box_hi[0] = 3.0 * n_disks;
+          o.box_hi[1] = 1.5;
+          o.tangents = {{TangentKind::LogStiffness}, {TangentKind::Damping}, {TangentKind::InitialVelocity, 1, 0}};
+          if (n_disks == 2) o.tangents.resize(1);  // the compile-time pair body
+          LossSpec loss;
+          loss.observed.assign((size_t)o.n_frames * 2 * n_disks * n_systems, 0.25);
+          RolloutResult one;
+          {
+            saltation::testing::SimdChoice off("0");
+            one = rollout(b, o, loss, Backend::Cpu);
+          }
+          for (const std::string& target : targets) {
+            saltation::testing::SimdChoice choice(target.c_str());
+            const RolloutResult lanes = rollout(b, o, loss, Backend::Cpu);
+            SCOPED_TRACE(target + ", " + std::to_string(n_disks) + " disks, stops " + std::to_string(stops) +
+                         ", normal " + std::to_string((int)normal) + ", walls " + std::to_string(walls));
+            EXPECT_TRUE(same_bits(lanes.x, one.x) && same_bits(lanes.v, one.v));
+            EXPECT_TRUE(same_bits(lanes.dx, one.dx) && same_bits(lanes.dv, one.dv));
+            EXPECT_TRUE(same_bits(lanes.loss, one.loss) && same_bits(lanes.grad, one.grad));
+            EXPECT_EQ(lanes.status, one.status);
+            ++runs;
+          }
+          if (stops) {
+            EXPECT_EQ(one.status_of(3), Status::Coincident);
+            EXPECT_NE(one.status_of(12), Status::Finished);
+            EXPECT_EQ(one.status_of(11), Status::Finished);
+          } else {
+            EXPECT_GT(max_abs(one.grad), 0.0) << "the tangents must see contacts";
+          }
+        }
+  EXPECT_GE(runs, 16);
 }
 
 TEST(DemCuda, MatchesCpuWithin1e12) {

@@ -74,7 +74,7 @@ struct RolloutView {
   int* status = nullptr;
 
   SALTATION_HD int n_cells() const { return use_cells ? grid_n[0] * grid_n[1] : 0; }
-  SALTATION_HD long work_doubles() const { return 7L * n_disks * (1 + n_tangents); }
+  SALTATION_HD long work_doubles() const { return 7L * n_disks * (1 + n_tangents) + n_disks; }
   SALTATION_HD long work_ints() const { return 1L + n_disks + (long)n_cells() * (1 + cell_capacity); }
 };
 static_assert(std::is_trivially_copyable<RolloutView>::value, "RolloutView is passed to kernels by value");
@@ -118,19 +118,49 @@ struct Shape {
   static constexpr bool contiguous = Contiguous;
 };
 
-template <class Team, class Fixed = Shape<>>
+// What one call of rollout_system advances: one system, its per-system values doubles. Every
+// driver runs this, except the CPU's SIMD lanes (src/dem/engine_lanes.cpp), whose policy has the
+// same members for W consecutive systems b .. b + W - 1 (a value per lane of a vector, a Mask per
+// comparison; W status slots in the int work memory) and runs the same body.
+struct OneSystem {
+  using Value = double;
+  static constexpr int width = 1;
+  // the value at p = &array[i * n_systems + b]
+  SALTATION_HD static double load(const double* p) { return *p; }
+  SALTATION_HD static void store(double* p, double v) { *p = v; }
+  SALTATION_HD static void store_where(double* p, bool where, double v) {
+    if (where) *p = v;
+  }
+  // table[material_d * n_materials + material_j], the materials at md and mj
+  SALTATION_HD static double pair_entry(const double* table, const int* md, const int* mj, int n_materials) {
+    return table[*md * n_materials + *mj];
+  }
+  SALTATION_HD static double* values(double* work) { return work; }
+  // the status slot(s)
+  SALTATION_HD static bool unfinished(const int* slot) { return *slot != static_cast<int>(Status::Finished); }
+  SALTATION_HD static void set_status(int* slot, bool where, Status st) {
+    if (where) *slot = static_cast<int>(st);
+  }
+  SALTATION_HD static void copy_status(int* out, const int* slot) { *out = *slot; }
+};
+
+template <class Team, class Fixed = Shape<>, class Lanes = OneSystem>
 SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, const Work& w) {
+  using T = typename Lanes::Value;
+  using std::exp;
+  using std::sqrt;
   const int n_disks = Fixed::disks > 0 ? Fixed::disks : c.n_disks;
   const int n_tangents = Fixed::tangents >= 0 ? Fixed::tangents : c.n_tangents;
   const int n_systems = c.n_systems;
   const int n_coords = 2 * n_disks;  // state entries of one system: x and y of every disk
-  double* const wd = w.doubles;
+  T* const wd = Lanes::values(w.doubles);
   const long s = Fixed::contiguous ? 1 : w.double_stride;
   // work offsets (in elements): positions, velocities, forces, their tangents, and the
-  // per-disk loss and gradient accumulators
+  // per-disk loss and gradient accumulators, and the kicks' dt / (2 m)
   const long oX = 0, oV = n_coords, oF = 2L * n_coords, oDX = 3L * n_coords;
   const long oDV = oDX + (long)n_tangents * n_coords, oDF = oDV + (long)n_tangents * n_coords;
   const long oAL = oDF + (long)n_tangents * n_coords, oAG = oAL + n_disks;
+  const long oH = oAG + (long)n_tangents * n_disks;
   int* const wi = w.ints;
   const long is = Fixed::contiguous ? 1 : w.int_stride;
   // int work: the status, each disk's cell, the cell counts, the cell slots
@@ -138,46 +168,51 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
 #define SD(off) wd[(off) * s]
 #define SI(off) wi[(off) * is]
 
-  const double kscale = std::exp(c.log_stiffness[b]);
-  const double zeta_b = c.damping_ratio ? c.damping_ratio[b] : 0.0;
+  const T kscale = exp(Lanes::load(c.log_stiffness + b));
+  const T zeta_b = c.damping_ratio ? Lanes::load(c.damping_ratio + b) : T(0.0);
   const double dt = c.dt;
 
   // The status slot is written inside phases (all writers of one phase write the same value)
-  // and read for decisions only through team.any() (see the team contract above).
-  auto status = [&]() { return static_cast<Status>(SI(0)); };
-  auto set_status = [&](Status st) { SI(0) = static_cast<int>(st); };
-  auto stopped = [&]() { return team.any(status() != Status::Finished); };
+  // and read for decisions only through team.any() (see the team contract above). A stopped
+  // lane of a group goes on computing with the others; only its first status counts, and its
+  // outputs from the frame it stopped in are NaN.
+  int* const status_slot = &SI(0);
+  auto set_status = [&](auto where, Status st) { Lanes::set_status(status_slot, where, st); };
+  auto stopped = [&]() { return team.any(all_lanes(Lanes::unfinished(status_slot))); };
 
+  // Cell lists serve one system per call (the SIMD lanes run all pairs: their driver never asks for cells).
   auto build_cells = [&]() {
-    const int nc = c.n_cells();
-    for (int q = 0; q < nc; ++q) SI(oCount + q) = 0;
-    for (int d = 0; d < n_disks; ++d) {
-      const double gx = (SD(oX + 2 * d) - c.grid_lo[0]) / c.cell_size;
-      const double gy = (SD(oX + 2 * d + 1) - c.grid_lo[1]) / c.cell_size;
-      if (!(gx >= 0.0 && gy >= 0.0 && gx < (double)c.grid_n[0] && gy < (double)c.grid_n[1])) {
-        set_status(Status::OutOfGrid);
-        return;
+    if constexpr (Lanes::width == 1) {
+      const int nc = c.n_cells();
+      for (int q = 0; q < nc; ++q) SI(oCount + q) = 0;
+      for (int d = 0; d < n_disks; ++d) {
+        const double gx = (SD(oX + 2 * d) - c.grid_lo[0]) / c.cell_size;
+        const double gy = (SD(oX + 2 * d + 1) - c.grid_lo[1]) / c.cell_size;
+        if (!(gx >= 0.0 && gy >= 0.0 && gx < (double)c.grid_n[0] && gy < (double)c.grid_n[1])) {
+          set_status(true, Status::OutOfGrid);
+          return;
+        }
+        const int cell = (int)gy * c.grid_n[0] + (int)gx;
+        const int cnt = SI(oCount + cell);
+        if (cnt >= c.cell_capacity) {
+          set_status(true, Status::CellOverflow);
+          return;
+        }
+        SI(oSlot + (long)cell * c.cell_capacity + cnt) = d;
+        SI(oCount + cell) = cnt + 1;
+        SI(oCell + d) = cell;
       }
-      const int cell = (int)gy * c.grid_n[0] + (int)gx;
-      const int cnt = SI(oCount + cell);
-      if (cnt >= c.cell_capacity) {
-        set_status(Status::CellOverflow);
-        return;
-      }
-      SI(oSlot + (long)cell * c.cell_capacity + cnt) = d;
-      SI(oCount + cell) = cnt + 1;
-      SI(oCell + d) = cell;
     }
   };
 
   // Force (and force tangents) on disk d from its contacts.
   auto force_on = [&](int d) SALTATION_HOST_INLINE {
-    const double Rd = c.radius[(long)d * n_systems + b];
-    const double md = c.mass[(long)d * n_systems + b];
-    const int matd = c.material[(long)d * n_systems + b];
-    const double xd0 = SD(oX + 2 * d), xd1 = SD(oX + 2 * d + 1);
-    const double vd0 = SD(oV + 2 * d), vd1 = SD(oV + 2 * d + 1);
-    double F0 = 0.0, F1 = 0.0;
+    const T Rd = Lanes::load(c.radius + (long)d * n_systems + b);
+    const T md = Lanes::load(c.mass + (long)d * n_systems + b);
+    const int* const matd = c.material + (long)d * n_systems + b;
+    const T xd0 = SD(oX + 2 * d), xd1 = SD(oX + 2 * d + 1);
+    const T vd0 = SD(oV + 2 * d), vd1 = SD(oV + 2 * d + 1);
+    T F0 = 0.0, F1 = 0.0;
     for (int p = 0; p < n_tangents; ++p) {
       SD(oDF + (long)p * n_coords + 2 * d) = 0.0;
       SD(oDF + (long)p * n_coords + 2 * d + 1) = 0.0;
@@ -187,43 +222,44 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
 
     auto pair = [&](int j) SALTATION_HOST_INLINE {
       if (j == d) return;
-      const double e0 = xd0 - SD(oX + 2 * j), e1 = xd1 - SD(oX + 2 * j + 1);
-      const double r2 = e0 * e0 + e1 * e1;
-      const double Rj = c.radius[(long)j * n_systems + b];
-      const double sumR = Rd + Rj;
-      if (r2 >= sumR * sumR) return;
-      if (r2 == 0.0) {
-        set_status(Status::Coincident);
-        return;
-      }
-      const double r = std::sqrt(r2);
-      const double delta = sumR - r;
-      if (!(delta > 0.0)) return;
-      const double n[2] = {e0 / r, e1 / r};
-      const double vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
-      const double mj = c.mass[(long)j * n_systems + b];
-      const int q = matd * c.n_materials + c.material[(long)j * n_systems + b];
-      ContactParams cp;
-      cp.k = kscale * c.pair_k[q];
-      cp.zeta = c.pair_zeta[q] + zeta_b;
+      const T e0 = xd0 - SD(oX + 2 * j), e1 = xd1 - SD(oX + 2 * j + 1);
+      const T r2 = e0 * e0 + e1 * e1;
+      const T Rj = Lanes::load(c.radius + (long)j * n_systems + b);
+      const T sumR = Rd + Rj;
+      const auto touching = r2 < sumR * sumR;
+      if (!any_lane(touching)) return;
+      const auto coincident = r2 == T(0.0);
+      if (any_lane(coincident)) set_status(coincident, Status::Coincident);
+      const T r = sqrt(r2);
+      const T delta = sumR - r;
+      // lanes not in contact compute along and keep nothing
+      const auto contact = touching && !coincident && delta > T(0.0);
+      if (!any_lane(contact)) return;
+      const T n[2] = {e0 / r, e1 / r};
+      const T vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
+      const T mj = Lanes::load(c.mass + (long)j * n_systems + b);
+      const int* const matj = c.material + (long)j * n_systems + b;
+      ContactParams<T> cp;
+      cp.k = kscale * Lanes::pair_entry(c.pair_k, matd, matj, c.n_materials);
+      cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matj, c.n_materials) + zeta_b;
       cp.meff = md * mj / (md + mj);
-      cp.mu = c.pair_mu[q];
-      cp.gt = c.pair_gt[q];
-      const ContactEval ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
-      F0 += ev.F[0];
-      F1 += ev.F[1];
+      cp.mu = Lanes::pair_entry(c.pair_mu, matd, matj, c.n_materials);
+      cp.gt = Lanes::pair_entry(c.pair_gt, matd, matj, c.n_materials);
+      const ContactEval<T> ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
+      F0 += select(contact, ev.F[0], T(0.0));
+      F1 += select(contact, ev.F[1], T(0.0));
       for (int p = 0; p < n_tangents; ++p) {
         const long op = (long)p * n_coords;
-        const double dd0 = SD(oDX + op + 2 * d) - SD(oDX + op + 2 * j);
-        const double dd1 = SD(oDX + op + 2 * d + 1) - SD(oDX + op + 2 * j + 1);
-        const double dr = n[0] * dd0 + n[1] * dd1;
-        const double dn[2] = {(dd0 - n[0] * dr) / r, (dd1 - n[1] * dr) / r};
-        const double dvrel[2] = {SD(oDV + op + 2 * d) - SD(oDV + op + 2 * j),
-                                 SD(oDV + op + 2 * d + 1) - SD(oDV + op + 2 * j + 1)};
-        double dF[2];
+        const T dd0 = SD(oDX + op + 2 * d) - SD(oDX + op + 2 * j);
+        const T dd1 = SD(oDX + op + 2 * d + 1) - SD(oDX + op + 2 * j + 1);
+        const T dr = n[0] * dd0 + n[1] * dd1;
+        const T dn[2] = {(dd0 - n[0] * dr) / r, (dd1 - n[1] * dr) / r};
+        const T dvrel[2] = {SD(oDV + op + 2 * d) - SD(oDV + op + 2 * j),
+                            SD(oDV + op + 2 * d + 1) - SD(oDV + op + 2 * j + 1)};
+        T dF[2];
         contact_tangent(ev, -dr, dn, dvrel, dtheta_of(p), dzeta_of(p), dF);
-        SD(oDF + op + 2 * d) += dF[0];
-        SD(oDF + op + 2 * d + 1) += dF[1];
+        SD(oDF + op + 2 * d) += select(contact, dF[0], T(0.0));
+        SD(oDF + op + 2 * d + 1) += select(contact, dF[1], T(0.0));
       }
     };
 
@@ -244,34 +280,34 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     }
 
     if (c.walls) {
-      const int q = matd * c.n_materials + matd;
-      ContactParams cp;
-      cp.k = kscale * c.pair_k[q];
-      cp.zeta = c.pair_zeta[q] + zeta_b;
+      ContactParams<T> cp;
+      cp.k = kscale * Lanes::pair_entry(c.pair_k, matd, matd, c.n_materials);
+      cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matd, c.n_materials) + zeta_b;
       cp.meff = md;
-      cp.mu = c.pair_mu[q];
-      cp.gt = c.pair_gt[q];
-      const double vrel[2] = {vd0, vd1};
-      const double xs[2] = {xd0, xd1};
+      cp.mu = Lanes::pair_entry(c.pair_mu, matd, matd, c.n_materials);
+      cp.gt = Lanes::pair_entry(c.pair_gt, matd, matd, c.n_materials);
+      const T vrel[2] = {vd0, vd1};
+      const T xs[2] = {xd0, xd1};
       for (int wall = 0; wall < 4; ++wall) {
         const int axis = wall >> 1;
         const bool upper = (wall & 1) != 0;
-        const double delta = upper ? Rd - (c.box_hi[axis] - xs[axis]) : Rd - (xs[axis] - c.box_lo[axis]);
-        if (!(delta > 0.0)) continue;
-        double n[2] = {0.0, 0.0};
+        const T delta = upper ? Rd - (c.box_hi[axis] - xs[axis]) : Rd - (xs[axis] - c.box_lo[axis]);
+        const auto contact = delta > T(0.0);
+        if (!any_lane(contact)) continue;
+        T n[2] = {0.0, 0.0};
         n[axis] = upper ? -1.0 : 1.0;
-        const ContactEval ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
-        F0 += ev.F[0];
-        F1 += ev.F[1];
-        const double dn[2] = {0.0, 0.0};
+        const ContactEval<T> ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
+        F0 += select(contact, ev.F[0], T(0.0));
+        F1 += select(contact, ev.F[1], T(0.0));
+        const T dn[2] = {0.0, 0.0};
         for (int p = 0; p < n_tangents; ++p) {
           const long op = (long)p * n_coords;
-          const double ddelta = -n[axis] * SD(oDX + op + 2 * d + axis);
-          const double dvrel[2] = {SD(oDV + op + 2 * d), SD(oDV + op + 2 * d + 1)};
-          double dF[2];
+          const T ddelta = -n[axis] * SD(oDX + op + 2 * d + axis);
+          const T dvrel[2] = {SD(oDV + op + 2 * d), SD(oDV + op + 2 * d + 1)};
+          T dF[2];
           contact_tangent(ev, ddelta, dn, dvrel, dtheta_of(p), dzeta_of(p), dF);
-          SD(oDF + op + 2 * d) += dF[0];
-          SD(oDF + op + 2 * d + 1) += dF[1];
+          SD(oDF + op + 2 * d) += select(contact, dF[0], T(0.0));
+          SD(oDF + op + 2 * d + 1) += select(contact, dF[1], T(0.0));
         }
       }
     }
@@ -279,8 +315,30 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     SD(oF + 2 * d + 1) = F1;
   };
 
+  // Every disk's force. A pair without walls has one contact, seen from either side: the force on
+  // disk 1 is exactly minus the force on disk 0 (each quantity of the contact seen from disk 1 is
+  // the one from disk 0 or its negation, exactly: a - b = -(b - a) in IEEE arithmetic, and the
+  // material pair tables are symmetric), so it is copied. As 0 - F rather than -F, it is also the
+  // zero force's +0 that force_on(1) would give.
+  auto forces = [&]() {
+    if constexpr (Fixed::disks == 2) {
+      if (!c.walls) {
+        team.single([&]() {
+          force_on(0);
+          for (int k = 0; k < 2; ++k) {
+            SD(oF + 2 + k) = 0.0 - SD(oF + k);
+            for (int p = 0; p < n_tangents; ++p)
+              SD(oDF + (long)p * n_coords + 2 + k) = 0.0 - SD(oDF + (long)p * n_coords + k);
+          }
+        });
+        return;
+      }
+    }
+    team.for_each(n_disks, force_on);
+  };
+
   auto kick = [&](int d) {  // v += dt/2 F/m
-    const double h = 0.5 * dt / c.mass[(long)d * n_systems + b];
+    const T h = SD(oH + d);
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
       SD(oV + k) += h * SD(oF + k);
       for (int p = 0; p < n_tangents; ++p) SD(oDV + (long)p * n_coords + k) += h * SD(oDF + (long)p * n_coords + k);
@@ -295,19 +353,20 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   const int n_loss_components = ((c.loss_components & 1) ? 1 : 0) + ((c.loss_components & 2) ? 1 : 0);
   auto save = [&](int f, int d) {
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
-      const double xv = SD(oX + k), vv = SD(oV + k);
-      if (!is_finite(xv) || !is_finite(vv)) set_status(Status::NonFinite);
+      const T xv = SD(oX + k), vv = SD(oV + k);
+      const auto finite = is_finite(xv) && is_finite(vv);
+      if (!all_lanes(finite)) set_status(!finite, Status::NonFinite);
       const long of = ((long)f * n_coords + k) * n_systems + b;
-      if (c.x) c.x[of] = xv;
-      if (c.v) c.v[of] = vv;
+      if (c.x) Lanes::store(c.x + of, xv);
+      if (c.v) Lanes::store(c.v + of, vv);
       for (int p = 0; p < n_tangents; ++p) {
         const long ot = (((long)f * n_tangents + p) * n_coords + k) * n_systems + b;
-        if (c.dx) c.dx[ot] = SD(oDX + (long)p * n_coords + k);
-        if (c.dv) c.dv[ot] = SD(oDV + (long)p * n_coords + k);
+        if (c.dx) Lanes::store(c.dx + ot, SD(oDX + (long)p * n_coords + k));
+        if (c.dv) Lanes::store(c.dv + ot, SD(oDV + (long)p * n_coords + k));
       }
       if (c.observed && ((c.loss_components >> (k - 2 * d)) & 1)) {
-        const double inv = 1.0 / c.loss_scale[b];
-        const double res = (xv - c.observed[of]) * inv;
+        const T inv = 1.0 / Lanes::load(c.loss_scale + b);
+        const T res = (xv - Lanes::load(c.observed + of)) * inv;
         SD(oAL + d) += res * res;
         for (int p = 0; p < n_tangents; ++p)
           SD(oAG + (long)p * n_disks + d) += 2.0 * res * inv * SD(oDX + (long)p * n_coords + k);
@@ -316,11 +375,13 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   };
 
   // ---- initial state, seeds, initial forces
-  team.single([&]() { set_status(Status::Finished); });
+  team.single([&]() {
+    for (int l = 0; l < Lanes::width; ++l) status_slot[l] = static_cast<int>(Status::Finished);
+  });
   team.for_each(n_disks, [&](int d) {
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
-      SD(oX + k) = c.x0[(long)k * n_systems + b];
-      SD(oV + k) = c.v0[(long)k * n_systems + b];
+      SD(oX + k) = Lanes::load(c.x0 + (long)k * n_systems + b);
+      SD(oV + k) = Lanes::load(c.v0 + (long)k * n_systems + b);
       for (int p = 0; p < n_tangents; ++p) {
         const bool seed_index = c.tangent_index[p] == k;
         SD(oDX + (long)p * n_coords + k) = (c.tangent_kind[p] == TangentKind::InitialPosition && seed_index) ? 1.0 : 0.0;
@@ -328,15 +389,16 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       }
     }
     SD(oAL + d) = 0.0;
+    SD(oH + d) = 0.5 * dt / Lanes::load(c.mass + (long)d * n_systems + b);
     for (int p = 0; p < n_tangents; ++p) SD(oAG + (long)p * n_disks + d) = 0.0;
   });
   if (c.use_cells) team.single(build_cells);
   bool stop = stopped();
   if (!stop) {
-    team.for_each(n_disks, force_on);
+    forces();
     stop = stopped();
   }
-  int done_frames = 0;
+  T done_frames = 0.0;  // per lane: the frames completed before it stopped
   for (int f = 0; f < c.n_frames && !stop; ++f) {
     bool pending_kick = false;
     for (int st = 0; st < c.stride && !stop; ++st) {
@@ -351,7 +413,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
         stop = stopped();
         if (stop) break;
       }
-      team.for_each(n_disks, force_on);
+      forces();
       stop = stopped();
     }
     if (stop) break;
@@ -359,39 +421,43 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       kick(d);
       save(f, d);
     });
-    stop = stopped();
-    if (!stop) done_frames = f + 1;
+    // read before any()'s barrier, as stopped() does
+    const auto finished = !Lanes::unfinished(status_slot);
+    stop = team.any(all_lanes(!finished));
+    done_frames = select(finished, T(f + 1.0), done_frames);
   }
   // ---- frames not completed: NaN, never stale values
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (done_frames < c.n_frames) {
+  if (any_lane(done_frames < T((double)c.n_frames))) {
     team.for_each(n_disks, [&](int d) {
-      for (int f = done_frames; f < c.n_frames; ++f)
+      for (int f = 0; f < c.n_frames; ++f) {
+        const auto undone = T((double)f) >= done_frames;
+        if (!any_lane(undone)) continue;
         for (int k = 2 * d; k < 2 * d + 2; ++k) {
           const long of = ((long)f * n_coords + k) * n_systems + b;
-          if (c.x) c.x[of] = nan;
-          if (c.v) c.v[of] = nan;
+          if (c.x) Lanes::store_where(c.x + of, undone, nan);
+          if (c.v) Lanes::store_where(c.v + of, undone, nan);
           for (int p = 0; p < n_tangents; ++p) {
             const long ot = (((long)f * n_tangents + p) * n_coords + k) * n_systems + b;
-            if (c.dx) c.dx[ot] = nan;
-            if (c.dv) c.dv[ot] = nan;
+            if (c.dx) Lanes::store_where(c.dx + ot, undone, nan);
+            if (c.dv) Lanes::store_where(c.dv + ot, undone, nan);
           }
         }
+      }
     });
   }
   team.single([&]() {
-    const Status st = status();
-    if (c.status) c.status[b] = static_cast<int>(st);
+    if (c.status) Lanes::copy_status(c.status + b, status_slot);
     if (c.observed && c.loss) {
-      const bool finished = st == Status::Finished;
+      const auto finished = !Lanes::unfinished(status_slot);
       const double norm = 1.0 / ((double)c.n_frames * n_disks * n_loss_components);
-      double L = 0.0;
+      T L = 0.0;
       for (int d = 0; d < n_disks; ++d) L += SD(oAL + d);
-      c.loss[b] = finished ? L * norm : nan;
+      Lanes::store(c.loss + b, select(finished, L * norm, T(nan)));
       for (int p = 0; p < n_tangents; ++p) {
-        double G = 0.0;
+        T G = 0.0;
         for (int d = 0; d < n_disks; ++d) G += SD(oAG + (long)p * n_disks + d);
-        if (c.grad) c.grad[(long)p * n_systems + b] = finished ? G * norm : nan;
+        if (c.grad) Lanes::store(c.grad + (long)p * n_systems + b, select(finished, G * norm, T(nan)));
       }
     }
   });

@@ -1,0 +1,87 @@
+// The CPU's SIMD-lane scalar (docs/simd_lanes.md): W values of one double, one per lane of a
+// Highway vector, so that per-trajectory and per-system code written over a generic scalar runs on
+// W of them at once. Shared by the hybrid-trajectory lanes (src/cpu_lanes.cpp) and the disk
+// engine's lanes (src/dem/engine_lanes.cpp).
+//
+// A per-target header in Highway's sense: a file compiled per target (hwy/foreach_target.h)
+// includes it inside HWY_BEFORE_NAMESPACE() and a namespace `...::HWY_NAMESPACE` on every pass (the
+// toggle below lets it in again for the next target); it declares the lanes for the AVX2 and
+// AVX-512 targets only.
+#if defined(SALTATION_LANE_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SALTATION_LANE_VEC_INL_H_
+#undef SALTATION_LANE_VEC_INL_H_
+#else
+#define SALTATION_LANE_VEC_INL_H_
+#endif
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+
+namespace hn = hwy::HWY_NAMESPACE;
+using Tag = hn::ScalableTag<double>;
+constexpr int kW = HWY_MAX_BYTES / sizeof(double);  // lanes per vector
+
+// Each operation is the double operation lane by lane (IEEE +, -, *, /, sqrt; negation and |x| on
+// the sign bit), so generic code gives each lane the double result. Functions without an exact
+// vector form (exp, ...) call the C library per lane.
+struct LaneVec {
+  hn::Vec<Tag> v;
+  LaneVec() = default;
+  LaneVec(double x) : v(hn::Set(Tag(), x)) {}  // NOLINT: constants lift implicitly, as for Dual
+  explicit LaneVec(hn::Vec<Tag> x) : v(x) {}
+  LaneVec& operator+=(const LaneVec& b) { return *this = LaneVec(hn::Add(v, b.v)); }
+  LaneVec& operator-=(const LaneVec& b) { return *this = LaneVec(hn::Sub(v, b.v)); }
+  LaneVec& operator*=(const LaneVec& b) { return *this = LaneVec(hn::Mul(v, b.v)); }
+  LaneVec& operator/=(const LaneVec& b) { return *this = LaneVec(hn::Div(v, b.v)); }
+};
+inline LaneVec operator+(const LaneVec& a) { return a; }
+inline LaneVec operator-(const LaneVec& a) { return LaneVec(hn::Neg(a.v)); }
+inline LaneVec operator+(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Add(a.v, b.v)); }
+inline LaneVec operator-(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Sub(a.v, b.v)); }
+inline LaneVec operator*(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Mul(a.v, b.v)); }
+inline LaneVec operator/(const LaneVec& a, const LaneVec& b) { return LaneVec(hn::Div(a.v, b.v)); }
+inline LaneVec sqrt(const LaneVec& a) { return LaneVec(hn::Sqrt(a.v)); }
+inline LaneVec abs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+inline LaneVec fabs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+
+template <class F>
+LaneVec per_lane(const LaneVec& a, F f) {
+  HWY_ALIGN double x[kW];
+  hn::Store(a.v, Tag(), x);
+  for (int l = 0; l < kW; ++l) x[l] = f(x[l]);
+  return LaneVec(hn::Load(Tag(), x));
+}
+inline LaneVec exp(const LaneVec& a) { return per_lane(a, [](double x) { return ::exp(x); }); }
+inline LaneVec log(const LaneVec& a) { return per_lane(a, [](double x) { return ::log(x); }); }
+inline LaneVec sin(const LaneVec& a) { return per_lane(a, [](double x) { return ::sin(x); }); }
+inline LaneVec cos(const LaneVec& a) { return per_lane(a, [](double x) { return ::cos(x); }); }
+inline LaneVec tanh(const LaneVec& a) { return per_lane(a, [](double x) { return ::tanh(x); }); }
+
+// A comparison's outcome per lane: what bool is to double. Generic code combines masks with
+// &&, || and ! (lane by lane, no short circuit), picks values with select(m, a, b) and branches
+// only on any_lane(m) or all_lanes(m) (include/saltation/numeric.hpp has the bool versions).
+struct LaneMask {
+  hn::Mask<Tag> m;
+};
+inline LaneMask operator<(const LaneVec& a, const LaneVec& b) { return {hn::Lt(a.v, b.v)}; }
+inline LaneMask operator<=(const LaneVec& a, const LaneVec& b) { return {hn::Le(a.v, b.v)}; }
+inline LaneMask operator>(const LaneVec& a, const LaneVec& b) { return {hn::Gt(a.v, b.v)}; }
+inline LaneMask operator>=(const LaneVec& a, const LaneVec& b) { return {hn::Ge(a.v, b.v)}; }
+inline LaneMask operator==(const LaneVec& a, const LaneVec& b) { return {hn::Eq(a.v, b.v)}; }
+inline LaneMask operator&&(const LaneMask& a, const LaneMask& b) { return {hn::And(a.m, b.m)}; }
+inline LaneMask operator||(const LaneMask& a, const LaneMask& b) { return {hn::Or(a.m, b.m)}; }
+inline LaneMask operator!(const LaneMask& a) { return {hn::Not(a.m)}; }
+inline LaneVec select(const LaneMask& m, const LaneVec& a, const LaneVec& b) {
+  return LaneVec(hn::IfThenElse(m.m, a.v, b.v));
+}
+inline bool any_lane(const LaneMask& m) { return !hn::AllFalse(Tag(), m.m); }
+inline bool all_lanes(const LaneMask& m) { return hn::AllTrue(Tag(), m.m); }
+// As saltation::is_finite: x - x is 0 exactly for finite x, NaN otherwise.
+inline LaneMask is_finite(const LaneVec& x) { return x - x == LaneVec(0.0); }
+// Bit l set where lane l's mask is true.
+inline unsigned lane_bits(const LaneMask& m) {
+  uint8_t b[8] = {};
+  hn::StoreMaskBits(Tag(), m.m, b);
+  return b[0];
+}
+
+#endif  // HWY_TARGET
+#endif  // SALTATION_LANE_VEC_INL_H_
