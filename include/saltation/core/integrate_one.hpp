@@ -88,12 +88,19 @@ struct Tangents<Model, true> {
   double Y[N * W];   // segment tangent (for affine flows, see `pending`)
   double Xs[N * P];  // X at the segment start, row-major N x P
 
-  // For affine flows the RK4 tangent of a full step, Phi (N x N), depends on the mode and theta
-  // only: formed once per mode (from the generic tangent step on the identity). Full steps advance
-  // only the F flow-parameter columns of Y; its q-columns lack the factor Phi^pending, applied by
+  // For an affine flow the RK4 step of dt is affine in q, q' = Phi q + c, with Phi (N x N) and c
+  // functions of the mode and theta only; so is its flow-parameter tangent,
+  //   Y_F' = Phi Y_F + Psi_f q + psi_f,   Psi_f = dPhi/dtheta_f, psi_f = dc/dtheta_f.
+  // All three are formed once per mode from the generic tangent step (rk4_tangent_step with
+  // Y = [I | 0] at q = 0 and at each unit vector: the q-columns give Phi, the F-columns psi_f and
+  // psi_f + Psi_f e_k). A full step then costs the forward rk4_step (its state bit for bit) and a
+  // few independent products for Y_F, instead of the four chained stages on dual numbers. Full
+  // steps advance only the F columns of Y; its q-columns lack the factor Phi^pending, applied by
   // up_to_date() when they are needed (at events, a shorter step and the end): O(log pending)
   // N x N products instead of one N x N x N product per step.
   double Phi[N * N];
+  double Psi[F * N * N > 0 ? F * N * N : 1];  // [(f * N + i) * N + l]
+  double psi[F * N > 0 ? F * N : 1];          // [f * N + i]
   int affine_mode = -1;
   int pending = 0;
 
@@ -104,17 +111,36 @@ struct Tangents<Model, true> {
                                      double* q_out, double* Y_out) {
     if (affine_mode != mode) {
       up_to_date();
-      double I[N * W], unused[N];
-      for (int i = 0; i < N; ++i)
-        for (int c = 0; c < W; ++c) I[i * W + c] = (c == i) ? 1.0 : 0.0;
-      rk4_tangent_step(m, q, mode, th, h, unused, I);
-      for (int i = 0; i < N; ++i)
-        for (int l = 0; l < N; ++l) Phi[i * N + l] = I[i * W + l];
+      form_affine_step(m, mode, th, h);
       affine_mode = mode;
     }
-    for (int i = 0; i < N; ++i)
-      for (int f = 0; f < F; ++f) Y_out[i * W + N + f] = Y[i * W + N + f];
-    affine_tangent_step(m, q, mode, th, h, q_out, Y_out);
+    rk4_step(m, q, mode, th, h, q_out);
+    for (int f = 0; f < F; ++f)
+      for (int i = 0; i < N; ++i) {
+        double acc = psi[f * N + i];
+        for (int l = 0; l < N; ++l) acc += Psi[(f * N + i) * N + l] * q[l];
+        for (int l = 0; l < N; ++l) acc += Phi[i * N + l] * Y[l * W + N + f];
+        Y_out[i * W + N + f] = acc;
+      }
+  }
+  template <class Model_, class Th>
+  SALTATION_HD void form_affine_step(const Model_& m, int mode, const Th& th, double h) {
+    double I[N * W], at[N], unused[N];
+    for (int k = -1; k < N; ++k) {  // k = -1: at q = 0, else at e_k
+      for (int i = 0; i < N; ++i) {
+        at[i] = i == k ? 1.0 : 0.0;
+        for (int c = 0; c < W; ++c) I[i * W + c] = (c == i) ? 1.0 : 0.0;
+      }
+      rk4_tangent_step(m, at, mode, th, h, unused, I);
+      for (int f = 0; f < F; ++f)
+        for (int i = 0; i < N; ++i) {
+          if (k < 0) psi[f * N + i] = I[i * W + N + f];
+          else Psi[(f * N + i) * N + k] = I[i * W + N + f] - psi[f * N + i];
+        }
+      if (k < 0)
+        for (int i = 0; i < N; ++i)
+          for (int l = 0; l < N; ++l) Phi[i * N + l] = I[i * W + l];
+    }
   }
   SALTATION_HD void keep_affine_step(const double* Y_step) {
     for (int i = 0; i < N; ++i)

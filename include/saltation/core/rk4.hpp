@@ -70,45 +70,6 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
   for (int e = 0; e < N * W; ++e) Y[e] += (h / 6.0) * sumKY[e];
 }
 
-// The flow-parameter columns Y_F (N x F, the last F columns of Y) of the same step for a flow that
-// is affine in q: seeding the stage states' dual slots with the stage tangents gives
-// f_q Y_F + f_theta_flow directly, one evaluation of the flow on Dual<F> per stage, and the
-// state's stages come with it (bit-identical to rk4_step's). The q-columns advance by the step's
-// constant tangent matrix, which the caller applies (Tangents, integrate_one.hpp).
-template <class Model, class Th>
-SALTATION_HD void affine_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h,
-                                      double* out, double* Y) {
-  constexpr int N = Model::N, F = Model::F, W = tangent_width<Model>();
-  if constexpr (F == 0) {
-    rk4_step(m, q, mode, th, h, out);
-  } else {
-    using D = Dual<F>;
-    const FlowSeededParams<Model, Th, 0> fth{th};
-    const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
-    const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
-    double k[4][N], KF[N * F], sumKF[N * F];
-    for (int st = 0; st < 4; ++st) {
-      const double a = stage_scale[st] * h;
-      D sd[N], fd[N];
-      for (int i = 0; i < N; ++i) {
-        sd[i] = D(st == 0 ? q[i] : q[i] + a * k[st - 1][i]);
-        for (int f = 0; f < F; ++f) sd[i].d[f] = st == 0 ? Y[i * W + N + f] : Y[i * W + N + f] + a * KF[i * F + f];
-      }
-      m.flow(sd, mode, fth, fd);
-      for (int i = 0; i < N; ++i) {
-        k[st][i] = fd[i].v;
-        for (int f = 0; f < F; ++f) {
-          KF[i * F + f] = fd[i].d[f];
-          sumKF[i * F + f] = st == 0 ? fd[i].d[f] : sumKF[i * F + f] + stage_weight[st] * fd[i].d[f];
-        }
-      }
-    }
-    for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k[0][i] + 2.0 * k[1][i] + 2.0 * k[2][i] + k[3][i]);
-    for (int i = 0; i < N; ++i)
-      for (int f = 0; f < F; ++f) Y[i * W + N + f] += (h / 6.0) * sumKF[i * F + f];
-  }
-}
-
 // C = A B for N x N row-major matrices (C may not alias A or B).
 template <int N>
 SALTATION_HD void mat_mul(const double* A, const double* B, double* C) {
