@@ -38,8 +38,10 @@ namespace saltation::cpu::detail {
 // where the model has no lanes or the target is the baseline (width 0).
 template <class Output, class Model>
 struct LaneEntry {
-  void (*run)(const Model&, const double*, std::size_t, const Options&, const typename Output::View&,
-              const Progress*) = nullptr;
+  using Run = void (*)(const Model&, const double*, std::size_t, const Options&, const typename Output::View&,
+                       const Progress*);
+  Run run = nullptr;       // forward
+  Run run_sens = nullptr;  // with sensitivities (affine flows)
 };
 template <class Model>
 struct LaneEntries : LaneEntry<core::FullRecord, Model>,
@@ -93,12 +95,32 @@ __attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, in
   for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
 }
 
+// With sensitivities, the flow-parameter columns of the W lanes' segment tangents after a full step
+// from q (affine flows; Trajectory::affine_tangent): Phi, Psi, psi, q and Y as [e * W + l], only
+// the F columns of Y and Y_end. Flattened as lanes_rk4_step.
+template <class Model>
+__attribute__((flatten)) void lanes_flow_param_step(const double* Phi, const double* Psi, const double* psi,
+                                                    const double* q, const double* Y, double* Y_end) {
+  constexpr int N = Model::N, F = Model::F, W = core::tangent_width<Model>();
+  LaneVec Phi_v[N * N], Psi_v[F * N * N], psi_v[F * N], q_v[N], Y_v[N * W], Y_out[N * W];
+  const auto load = [](const double* a, int e) { return LaneVec(hn::Load(Tag(), a + e * kW)); };
+  for (int e = 0; e < N * N; ++e) Phi_v[e] = load(Phi, e);
+  for (int e = 0; e < F * N * N; ++e) Psi_v[e] = load(Psi, e);
+  for (int e = 0; e < F * N; ++e) psi_v[e] = load(psi, e);
+  for (int k = 0; k < N; ++k) q_v[k] = load(q, k);
+  for (int i = 0; i < N; ++i)
+    for (int f = 0; f < F; ++f) Y_v[i * W + N + f] = load(Y, i * W + N + f);
+  core::affine_flow_param_columns<N, F, W>(Phi_v, Psi_v, psi_v, q_v, Y_v, Y_out);
+  for (int i = 0; i < N; ++i)
+    for (int f = 0; f < F; ++f) hn::Store(Y_out[i * W + N + f].v, Tag(), Y_end + (i * W + N + f) * kW);
+}
+
 // One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
-template <class Output, class Model>
+template <class Output, class Model, bool Sens>
 class LaneGroup {
  public:
-  using Traj = core::Trajectory<Model, RowParams, false, Output>;
-  static constexpr int N = Model::N, P = Model::P;
+  using Traj = core::Trajectory<Model, RowParams, Sens, Output>;
+  static constexpr int N = Model::N, P = Model::P, F = Model::F, W = core::tangent_width<Model>();
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
             std::atomic<std::size_t>& next, ProgressCounter& counter)
@@ -111,6 +133,11 @@ class LaneGroup {
     for (int l = 0; l < kW; ++l) refill(l);
     // The flying lanes' states, held here between their free steps: q as [k * W + l], and t.
     HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
+    // With sensitivities also their step matrices, segment tangents and free steps since joining.
+    constexpr int kT = Sens ? kW : 0;
+    HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
+    HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
+    int steps[kW] = {};
     unsigned flying = 0;  // bit l: lane l's state is held here
     unsigned moved = 0;   // bit l: lane l has taken free steps since it joined the flight
     int mode = 0;         // the flying lanes' mode
@@ -120,6 +147,7 @@ class LaneGroup {
       unsigned done = 0;  // lanes that took this iteration's step (or started a new row in it)
       if (flying) {
         lanes_rk4_step(m_, q, mode, rows_.get(), o_.dt, q_end);
+        if constexpr (Sens) lanes_flow_param_step<Model>(Phi, Psi, psi, q, Y, Y_end);
         // As step(): a full step (not the last), a finite end state, and the guard bound.
         auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, t)), dt);
         for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, q_end + k * kW)));
@@ -137,6 +165,14 @@ class LaneGroup {
         const auto taken = mask(free);
         for (int k = 0; k < N; ++k)
           hn::Store(hn::IfThenElse(taken, hn::Load(d, q_end + k * kW), hn::Load(d, q + k * kW)), d, q + k * kW);
+        if constexpr (Sens) {
+          for (int i = 0; i < N; ++i)
+            for (int f = 0; f < F; ++f) {
+              double* y = Y + (i * W + N + f) * kW;
+              hn::Store(hn::IfThenElse(taken, hn::Load(d, Y_end + (i * W + N + f) * kW), hn::Load(d, y)), d, y);
+            }
+          for (unsigned c = free; c; c &= c - 1) ++steps[__builtin_ctz(c)];
+        }
         const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, t), dt), hn::Load(d, t));
         hn::Store(t_next, d, t);
         // Lanes whose step was not free take it alone; lanes that reached t_final end.
@@ -148,7 +184,7 @@ class LaneGroup {
           double ql[N];
           for (int k = 0; k < N; ++k) ql[k] = q[k * kW + l];
           // A lane that has not moved keeps its own state (and what its last event set).
-          const bool ended = ((moved >> l & 1u) && lane_[l]->resume(ql, t[l])) ||
+          const bool ended = ((moved >> l & 1u) && resume(l, ql, t[l], Y, steps[l])) ||
                              (!(free >> l & 1u) && step_alone(*lane_[l]));
           if (ended) end_and_refill(l);
         }
@@ -171,6 +207,15 @@ class LaneGroup {
         const double* s = lane_[l]->state();
         for (int k = 0; k < N; ++k) q[k * kW + l] = s[k];
         t[l] = lane_[l]->time();
+        if constexpr (Sens) {
+          const auto& tg = lane_[l]->affine_tangent();
+          for (int e = 0; e < N * N; ++e) Phi[e * kW + l] = tg.Phi[e];
+          for (int e = 0; e < F * N * N; ++e) Psi[e * kW + l] = tg.Psi[e];
+          for (int e = 0; e < F * N; ++e) psi[e * kW + l] = tg.psi[e];
+          for (int i = 0; i < N; ++i)
+            for (int f = 0; f < F; ++f) Y[(i * W + N + f) * kW + l] = tg.Y[i * W + N + f];
+          steps[l] = 0;
+        }
         flying |= 1u << l;
         moved &= ~(1u << l);
       }
@@ -183,6 +228,18 @@ class LaneGroup {
   static hn::Mask<Tag> mask(unsigned lanes) {
     const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
     return hn::LoadMaskBits(Tag(), b);
+  }
+
+  // Lane l's state after its free steps (and with Sens their tangent) back to its trajectory.
+  bool resume(int l, const double* ql, double tl, const double* Y, int steps) {
+    if constexpr (Sens) {
+      double Yl[N * W];
+      for (int i = 0; i < N; ++i)
+        for (int f = 0; f < F; ++f) Yl[i * W + N + f] = Y[(i * W + N + f) * kW + l];
+      return lane_[l]->resume(ql, tl, Yl, steps);
+    } else {
+      return lane_[l]->resume(ql, tl);
+    }
   }
 
   void end_and_refill(int l) {
@@ -224,24 +281,30 @@ class LaneGroup {
   std::optional<Traj> lane_[kW];
 };
 
-template <class Output, class Model>
+template <class Output, class Model, bool Sens>
 void run_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                const typename Output::View& out, const Progress* progress) {
   std::atomic<std::size_t> next{0};
   ProgressCounter counter(progress, n);
 #pragma omp parallel num_threads(cpu::detail::thread_count(options, n))
-  LaneGroup<Output, Model>(model, options, theta, n, out, next, counter).run();
+  LaneGroup<Output, Model, Sens>(model, options, theta, n, out, next, counter).run();
   throw_if_interrupted();
   counter.finish();
 }
 
+template <class Output, class Model>
+void fill_entry(cpu::detail::LaneTable& table) {
+  auto& entry = static_cast<cpu::detail::LaneEntry<Output, Model>&>(table);
+  entry.run = &run_lanes<Output, Model, false>;
+  // The free steps' tangent is the affine flows' (Trajectory::affine_tangent).
+  if constexpr (has_affine_flow<Model>::value) entry.run_sens = &run_lanes<Output, Model, true>;
+}
 template <class Model>
 void fill(cpu::detail::LaneTable& table) {
   if constexpr (has_cpu_lanes<Model>::value) {
-    static_cast<cpu::detail::LaneEntry<core::FullRecord, Model>&>(table).run = &run_lanes<core::FullRecord, Model>;
-    static_cast<cpu::detail::LaneEntry<core::FinalState, Model>&>(table).run = &run_lanes<core::FinalState, Model>;
-    static_cast<cpu::detail::LaneEntry<core::ObjectiveObserver, Model>&>(table).run =
-        &run_lanes<core::ObjectiveObserver, Model>;
+    fill_entry<core::FullRecord, Model>(table);
+    fill_entry<core::FinalState, Model>(table);
+    fill_entry<core::ObjectiveObserver, Model>(table);
   }
 }
 #endif
@@ -298,8 +361,8 @@ LaneTarget lane_target() {
 template <class Output, class Model>
 bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                  const typename Output::View& out, const Progress* progress) {
-  if (options.sensitivities) return false;
-  const auto run = static_cast<const detail::LaneEntry<Output, Model>&>(chosen_lanes()).run;
+  const auto& entry = static_cast<const detail::LaneEntry<Output, Model>&>(chosen_lanes());
+  const auto run = options.sensitivities ? entry.run_sens : entry.run;
   if (!run) return false;
   run(model, theta, n, options, out, progress);
   return true;

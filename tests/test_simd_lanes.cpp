@@ -38,11 +38,18 @@ std::vector<std::string> lane_targets() {
   return targets;
 }
 
+// Every element the same bits, except that a NaN matches any NaN: its sign bit is whatever the
+// instruction that made it (or the operand order the compiler chose for it) gives, and means nothing.
 template <class A, class B>
 void expect_bitwise(A& a, B& b) {
   const auto same = [](const auto& x, const auto& y) {
     ASSERT_EQ(x.size(), y.size());
-    if (!x.empty()) EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(*x.data())));
+    std::size_t differing = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const bool both_nan = x[k] != x[k] && y[k] != y[k];
+      if (!both_nan && std::memcmp(&x[k], &y[k], sizeof(x[k])) != 0) ++differing;
+    }
+    EXPECT_EQ(differing, 0u);
   };
   if constexpr (std::is_same_v<A, Observation>) Observation::zip(a, b, same);
   else zip_arrays(a, b, same);
@@ -94,7 +101,9 @@ std::vector<Options> option_sets() {
   return {settle, zeno, capacity};
 }
 
-// Every output policy, lanes against the scalar driver, on each target and thread count.
+// Every output policy, lanes against the scalar driver, on each target and thread count, forward
+// and with sensitivities (the free steps' tangent in lanes; the observer's derivatives along three
+// parameters).
 template <class Model>
 void check_lanes(const Model& model, const Batch& batch) {
   const std::vector<std::string> targets = lane_targets();
@@ -102,22 +111,26 @@ void check_lanes(const Model& model, const Batch& batch) {
   const std::vector<ObjectiveSpec> objectives = {{ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0},
                                                  {ObjectiveKind::EventCount}};
   for (const Options& options : option_sets()) {
+    for (const bool sens : {false, true}) {
     for (int threads : {1, 3}) {
       Options o = normalize_options(options);
       o.threads = threads;
-      Result full(batch.n, Model::N, Model::P, o.event_capacity, false);
-      Result final_state(batch.n, Model::N, Model::P, 0, false);
-      Observation observed(batch.n, objectives, {});
+      o.sensitivities = sens;
+      const std::vector<int> design = sens ? std::vector<int>{0, 2, Model::P - 1} : std::vector<int>{};
+      Result full(batch.n, Model::N, Model::P, o.event_capacity, sens);
+      Result final_state(batch.n, Model::N, Model::P, 0, sens);
+      Observation observed(batch.n, objectives, design);
       cpu::solve<core::FullRecord>(model, batch.theta.data(), batch.n, o, full.view());
       cpu::solve<core::FinalState>(model, batch.theta.data(), batch.n, o, final_state.view());
       cpu::solve<core::ObjectiveObserver>(model, batch.theta.data(), batch.n, o, observed.view());
       for (const std::string& target : targets) {
         SimdChoice choice(target.c_str());
         SCOPED_TRACE("target " + target + ", threads " + std::to_string(threads) + ", v_stop " +
-                     std::to_string(o.v_stop) + ", capacity " + std::to_string(o.event_capacity));
-        Result lane_full(batch.n, Model::N, Model::P, o.event_capacity, false);
-        Result lane_final(batch.n, Model::N, Model::P, 0, false);
-        Observation lane_observed(batch.n, objectives, {});
+                     std::to_string(o.v_stop) + ", capacity " + std::to_string(o.event_capacity) +
+                     ", sensitivities " + std::to_string(sens));
+        Result lane_full(batch.n, Model::N, Model::P, o.event_capacity, sens);
+        Result lane_final(batch.n, Model::N, Model::P, 0, sens);
+        Observation lane_observed(batch.n, objectives, design);
         ASSERT_TRUE(cpu::solve_lanes<core::FullRecord>(model, batch.theta.data(), batch.n, o, lane_full.view(), nullptr));
         ASSERT_TRUE(cpu::solve_lanes<core::FinalState>(model, batch.theta.data(), batch.n, o, lane_final.view(), nullptr));
         ASSERT_TRUE(cpu::solve_lanes<core::ObjectiveObserver>(model, batch.theta.data(), batch.n, o,
@@ -134,6 +147,8 @@ void check_lanes(const Model& model, const Batch& batch) {
       if (o.event_capacity == 3) EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
       if (o.v_stop == 0.0 && o.event_capacity > 3) EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
       if (o.v_stop > 0.0) EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
+      if (sens) EXPECT_FALSE(full.dqf.empty());
+    }
     }
   }
 }
@@ -145,31 +160,35 @@ TEST(SimdLanes, TerrainBallK3Bitwise) { check_lanes(TerrainBall<3>{}, mixed_batc
 TEST(SimdLanes, TerrainBallK24Bitwise) { check_lanes(TerrainBall<24>{}, mixed_batch<24>(61)); }
 TEST(SimdLanes, TerrainBallK192Bitwise) { check_lanes(TerrainBall<192>{}, mixed_batch<192>(29)); }
 
-// Launched high above the terrain: every step is free flight, taken in vectors, until t_final.
+// Launched high above the terrain: every step is free flight, taken in vectors, until t_final;
+// with sensitivities the tangent's pending full steps are all applied at the end.
 TEST(SimdLanes, FreeFlightBitwise) {
   TerrainBall<3> model;
   model.y0 = 100.0;
   const Batch batch = sample_terrain_batch<3>(21, 5);
   const std::vector<std::string> targets = lane_targets();
   if (targets.empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
-  Options o;
-  o.t_final = 1.0005;
-  o = normalize_options(o);
-  Result scalar(batch.n, 4, model.P, o.event_capacity, false);
-  cpu::solve<core::FullRecord>(model, batch.theta.data(), batch.n, o, scalar.view());
-  for (std::size_t i = 0; i < batch.n; ++i) {
-    ASSERT_EQ(scalar.status_of(i), Status::Finished);
-    ASSERT_EQ(scalar.n_events[i], 0);
-  }
-  for (const std::string& target : targets) {
-    SimdChoice choice(target.c_str());
-    Result lanes = solve(model, batch, o, Backend::Cpu);  // solve() takes the lanes by default
-    expect_bitwise(lanes, scalar);
+  for (const bool sens : {false, true}) {
+    Options o;
+    o.t_final = 1.0005;
+    o.sensitivities = sens;
+    o = normalize_options(o);
+    Result scalar(batch.n, 4, model.P, o.event_capacity, sens);
+    cpu::solve<core::FullRecord>(model, batch.theta.data(), batch.n, o, scalar.view());
+    for (std::size_t i = 0; i < batch.n; ++i) {
+      ASSERT_EQ(scalar.status_of(i), Status::Finished);
+      ASSERT_EQ(scalar.n_events[i], 0);
+    }
+    for (const std::string& target : targets) {
+      SimdChoice choice(target.c_str());
+      Result lanes = solve(model, batch, o, Backend::Cpu);  // solve() takes the lanes by default
+      expect_bitwise(lanes, scalar);
+    }
   }
 }
 
-// What solve() chooses: lanes for forward terrain-ball runs unless SALTATION_SIMD=0; the scalar
-// driver with sensitivities and for models without lanes.
+// What solve() chooses: lanes for terrain-ball runs, forward and with sensitivities (an affine
+// flow), unless SALTATION_SIMD=0; the scalar driver for models without lanes.
 TEST(SimdLanes, Choice) {
   static_assert(has_cpu_lanes<TerrainBall<3>>::value && has_cpu_lanes<TerrainBall<192>>::value);
   static_assert(!has_cpu_lanes<TerrainBall<5>>::value, "only the built-in bump counts are compiled");
@@ -178,10 +197,9 @@ TEST(SimdLanes, Choice) {
   const Batch batch = sample_terrain_batch<3>(10, 3);
   Options o = normalize_options(Options{});
   Result r(batch.n, 4, TerrainBall<3>::P, o.event_capacity, true);
-  o.sensitivities = true;
-  EXPECT_FALSE(cpu::solve_lanes<core::FullRecord>(TerrainBall<3>{}, batch.theta.data(), batch.n, o, r.view(), nullptr));
-  o.sensitivities = false;
-  {
+  static_assert(has_affine_flow<TerrainBall<3>>::value, "its sensitivities run in the lanes too");
+  for (const bool sens : {false, true}) {
+    o.sensitivities = sens;
     SimdChoice off("0");
     EXPECT_EQ(cpu::lane_target().width, 0);
     EXPECT_STREQ(cpu::lane_target().name, "none");
@@ -191,6 +209,10 @@ TEST(SimdLanes, Choice) {
   SimdChoice best("best");
   const cpu::LaneTarget target = cpu::lane_target();
   EXPECT_TRUE(target.width == 8 || target.width == 4) << target.name;
+  for (const bool sens : {false, true}) {
+    o.sensitivities = sens;
+    EXPECT_TRUE(cpu::solve_lanes<core::FullRecord>(TerrainBall<3>{}, batch.theta.data(), batch.n, o, r.view(), nullptr));
+  }
 }
 
 // Progress is reported from the lanes as from the scalar driver: last call done == total.

@@ -78,6 +78,21 @@ struct GuardSummaryOf<Model, Th, std::void_t<decltype(std::declval<const Model&>
   static constexpr bool present = true;
 };
 
+// The flow-parameter columns of Y (N x W, row-major) after a full step of an affine flow from state
+// q: Y_F' = Phi Y_F + Psi_f q + psi_f (see Tangents). Generic over the scalar, so that the CPU's SIMD
+// lanes (src/cpu_lanes.cpp) run these very operations in this order on W trajectories at once.
+template <int N, int F, int W, class T>
+SALTATION_HD void affine_flow_param_columns(const T* Phi, const T* Psi, const T* psi, const T* q, const T* Y,
+                                            T* Y_out) {
+  for (int f = 0; f < F; ++f)
+    for (int i = 0; i < N; ++i) {
+      T acc = psi[f * N + i];
+      for (int l = 0; l < N; ++l) acc += Psi[(f * N + i) * N + l] * q[l];
+      for (int l = 0; l < N; ++l) acc += Phi[i * N + l] * Y[l * W + N + f];
+      Y_out[i * W + N + f] = acc;
+    }
+}
+
 // Sensitivity storage: empty for forward-only runs, so they carry and compute nothing.
 template <class Model, bool Sens>
 struct Tangents {};
@@ -109,19 +124,17 @@ struct Tangents<Model, true> {
   template <class Model_, class Th>
   SALTATION_HD void affine_full_step(const Model_& m, const double* q, int mode, const Th& th, double h,
                                      double* q_out, double* Y_out) {
-    if (affine_mode != mode) {
-      up_to_date();
-      form_affine_step(m, mode, th, h);
-      affine_mode = mode;
-    }
+    ready_affine(m, mode, th, h);
     rk4_step(m, q, mode, th, h, q_out);
-    for (int f = 0; f < F; ++f)
-      for (int i = 0; i < N; ++i) {
-        double acc = psi[f * N + i];
-        for (int l = 0; l < N; ++l) acc += Psi[(f * N + i) * N + l] * q[l];
-        for (int l = 0; l < N; ++l) acc += Phi[i * N + l] * Y[l * W + N + f];
-        Y_out[i * W + N + f] = acc;
-      }
+    affine_flow_param_columns<N, F, W>(Phi, Psi, psi, q, Y, Y_out);
+  }
+  // Phi, Psi and psi for `mode` (h is always dt).
+  template <class Model_, class Th>
+  SALTATION_HD void ready_affine(const Model_& m, int mode, const Th& th, double h) {
+    if (affine_mode == mode) return;
+    up_to_date();
+    form_affine_step(m, mode, th, h);
+    affine_mode = mode;
   }
   template <class Model_, class Th>
   SALTATION_HD void form_affine_step(const Model_& m, int mode, const Th& th, double h) {
@@ -346,7 +359,8 @@ template <class Model, class Th, bool Sens, class Output = FullRecord>
 class Trajectory {
  public:
   static constexpr int N = Model::N, P = Model::P, M = Model::M;
-  static constexpr int kYSize = Sens ? N * tangent_width<Model>() : 1;
+  static constexpr int kWidth = tangent_width<Model>();  // of the segment tangent Y
+  static constexpr int kYSize = Sens ? N * kWidth : 1;
 
   SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i,
                           const typename Output::View& out)
@@ -451,20 +465,40 @@ class Trajectory {
   // checks, and guards_excluded(q0, q1)); resume() hands the state back after one or more such
   // steps (not after none: it marks the guards at the state unknown), and is true when t_final
   // is reached. Between them the trajectory goes through what step() would do on each step.
+  // With Sens (affine flows only) the driver also takes the tangent of the free steps:
+  // affine_tangent() readies the step matrices for the mode (as the first full step would) and
+  // gives them and the segment tangent Y, whose flow-parameter columns the driver advances by
+  // affine_flow_param_columns; resume() takes those columns back with the number of free steps.
   SALTATION_HD const double* state() const { return q_; }
   SALTATION_HD int mode() const { return mode_; }
   SALTATION_HD double time() const { return t_; }
   SALTATION_HD bool full_step_next() const { return !(o_.t_final - t_ <= o_.dt); }
   SALTATION_HD bool guards_excluded(const double* q0, const double* q1) const { return all_guards_excluded(q0, q1); }
   SALTATION_HD bool resume(const double* q, double t) {
-    static_assert(!Sens, "free steps taken elsewhere carry no tangent");
+    static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, Y, steps)");
+    return resume_state(q, t);
+  }
+  SALTATION_HD const Tangents<Model, Sens>& affine_tangent() {
+    static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
+    tan_.ready_affine(m_, mode_, th_, o_.dt);
+    return tan_;
+  }
+  SALTATION_HD bool resume(const double* q, double t, const double* Y, int steps) {
+    static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
+    for (int i = 0; i < N; ++i)
+      for (int f = 0; f < Model::F; ++f) tan_.Y[i * kWidth + N + f] = Y[i * kWidth + N + f];
+    tan_.pending += steps;
+    return resume_state(q, t);
+  }
+
+ private:
+  SALTATION_HD bool resume_state(const double* q, double t) {
     for (int k = 0; k < N; ++k) q_[k] = q[k];
     t_ = t;
     g_left_known_ = false;
     return finish_at_t_final();
   }
 
- private:
   // The event of guard j at t_e with pre-event state q_minus: truncate (capacity), end the run
   // (settled, Zeno) or reset and go on. `pinned`: the event time does not move with theta (an
   // initial state already in the jump set). Returns true when the trajectory has ended.
