@@ -245,7 +245,7 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
     per_system(loss->scale, "loss_scale", 1.0, in.loss_scale);
     for (int b = 0; b < n_systems; ++b)
       if (!(in.loss_scale[b] > 0.0)) throw InvalidInput("loss_scale", b, "must be positive");
-    in.observed = loss->observed;
+    in.observed = {loss->observed.data(), loss->observed.size()};
     c.loss_components = loss->components;
   }
 

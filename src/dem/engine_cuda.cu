@@ -28,9 +28,9 @@ class DeviceArrays {
   std::vector<saltation::cuda::DeviceBuffer<unsigned char>> buffers_;  // cudaMalloc aligns every one
 };
 
-template <class T>
-std::size_t bytes(const std::vector<T>& v) {
-  return v.size() * sizeof(T);
+template <class Array>
+std::size_t bytes(const Array& a) {
+  return a.size() * sizeof(typename Array::value_type);
 }
 
 }  // namespace
