@@ -133,13 +133,12 @@ class LaneGroup {
     for (int l = 0; l < kW; ++l) refill(l);
     // The flying lanes' states, held here between their free steps: q as [k * W + l], and t.
     HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
-    // With sensitivities also their step matrices, segment tangents and free steps since joining.
+    // With sensitivities also their step matrices and segment tangents.
     constexpr int kT = Sens ? kW : 0;
     HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
     HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
-    int steps[kW] = {};
+    int steps[kW] = {};   // free steps lane l has taken since it joined the flight
     unsigned flying = 0;  // bit l: lane l's state is held here
-    unsigned moved = 0;   // bit l: lane l has taken free steps since it joined the flight
     int mode = 0;         // the flying lanes' mode
     const Tag d;
     const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
@@ -152,7 +151,7 @@ class LaneGroup {
         auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, t)), dt);
         for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, q_end + k * kW)));
         const unsigned free = free_lanes(bits(candidate) & flying, q, q_end);
-        moved |= free;
+        for (unsigned c = free; c; c &= c - 1) ++steps[__builtin_ctz(c)];
         const auto taken = mask(free);
         for (int k = 0; k < N; ++k)
           hn::Store(hn::IfThenElse(taken, hn::Load(d, q_end + k * kW), hn::Load(d, q + k * kW)), d, q + k * kW);
@@ -162,7 +161,6 @@ class LaneGroup {
               double* y = Y + (i * W + N + f) * kW;
               hn::Store(hn::IfThenElse(taken, hn::Load(d, Y_end + (i * W + N + f) * kW), hn::Load(d, y)), d, y);
             }
-          for (unsigned c = free; c; c &= c - 1) ++steps[__builtin_ctz(c)];
         }
         const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, t), dt), hn::Load(d, t));
         hn::Store(t_next, d, t);
@@ -175,7 +173,7 @@ class LaneGroup {
           double ql[N];
           for (int k = 0; k < N; ++k) ql[k] = q[k * kW + l];
           // A lane that has not moved keeps its own state (and what its last event set).
-          const bool ended = ((moved >> l & 1u) && resume(l, ql, t[l], Y, steps[l])) ||
+          const bool ended = (steps[l] > 0 && resume(l, ql, t[l], Y, steps[l])) ||
                              (!(free >> l & 1u) && step_alone(*lane_[l]));
           if (ended) end_and_refill(l);
         }
@@ -205,10 +203,9 @@ class LaneGroup {
           for (int e = 0; e < F * N; ++e) psi[e * kW + l] = tg.psi[e];
           for (int i = 0; i < N; ++i)
             for (int f = 0; f < F; ++f) Y[(i * W + N + f) * kW + l] = tg.Y[i * W + N + f];
-          steps[l] = 0;
         }
         flying |= 1u << l;
-        moved &= ~(1u << l);
+        steps[l] = 0;
       }
       if (!running) return;
     }

@@ -384,6 +384,22 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
            return x == y || (std::isnan(x) && std::isnan(y));
          });
 }
+
+// Every output of two rollouts with the same bits (a NaN matching a NaN), and the same statuses.
+void expect_same_outputs(const RolloutResult& a, const RolloutResult& b) {
+  EXPECT_TRUE(same_bits(a.x, b.x) && same_bits(a.v, b.v));
+  EXPECT_TRUE(same_bits(a.dx, b.dx) && same_bits(a.dv, b.dv));
+  EXPECT_TRUE(same_bits(a.loss, b.loss) && same_bits(a.grad, b.grad));
+  EXPECT_EQ(a.status, b.status);
+}
+
+// o with two materials (damping, friction, tangential damping) and the given contact laws.
+RolloutOptions with_two_materials(RolloutOptions o, NormalModel normal, bool tangential) {
+  o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
+  o.normal = normal;
+  o.tangential = tangential;
+  return o;
+}
 }  // namespace
 
 // The CPU driver runs disk pairs at compile-time sizes (Shape<2, 0 or 1, true>) so that the loops
@@ -393,10 +409,7 @@ TEST(DemShapes, CompileTimePairSizesAreBitwiseTheRunTimeBody) {
   const DiskBatch b = gas(64, 2, 0.95, 0.5, 9);
   for (const NormalModel normal : {NormalModel::Linear, NormalModel::Hertz})
     for (const bool with_tangent : {false, true}) {
-      RolloutOptions o = opts(1e-3, 20, 10);
-      o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
-      o.normal = normal;
-      o.tangential = true;
+      RolloutOptions o = with_two_materials(opts(1e-3, 20, 10), normal, true);
       o.walls = true;
       o.box_lo[0] = o.box_lo[1] = -1.0;
       o.box_hi[0] = 2.0;
@@ -408,10 +421,7 @@ TEST(DemShapes, CompileTimePairSizesAreBitwiseTheRunTimeBody) {
       const RolloutResult fixed = with_tangent ? run_body<Shape<2, 1, true>>(b, o, loss)
                                                : run_body<Shape<2, 0, true>>(b, o, loss);
       const RolloutResult general = run_body<Shape<>>(b, o, loss);
-      EXPECT_TRUE(same_bits(fixed.x, general.x) && same_bits(fixed.v, general.v));
-      EXPECT_TRUE(same_bits(fixed.dx, general.dx) && same_bits(fixed.dv, general.dv));
-      EXPECT_TRUE(same_bits(fixed.loss, general.loss) && same_bits(fixed.grad, general.grad));
-      EXPECT_EQ(fixed.status, general.status);
+      expect_same_outputs(fixed, general);
       if (with_tangent) EXPECT_GT(max_abs(fixed.grad), 0.0) << "the tangent must see contacts";
     }
 }
@@ -421,10 +431,7 @@ TEST(DemShapes, PairForceCopiedFromTheOtherDiskIsBitwiseBothComputed) {
   const DiskBatch b = gas(64, 2, 0.9, 0.5, 4);
   for (const NormalModel normal : {NormalModel::Linear, NormalModel::Hertz})
     for (const bool tangential : {false, true}) {
-      RolloutOptions o = opts(1e-3, 20, 10);
-      o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
-      o.normal = normal;
-      o.tangential = tangential;
+      RolloutOptions o = with_two_materials(opts(1e-3, 20, 10), normal, tangential);
       o.tangents = {{TangentKind::LogStiffness}, {TangentKind::InitialVelocity, 1, 0}};
       LossSpec loss;
       loss.observed = rollout(b, o, Backend::Cpu).x;
@@ -432,9 +439,7 @@ TEST(DemShapes, PairForceCopiedFromTheOtherDiskIsBitwiseBothComputed) {
       o.tangents.resize(1);
       const RolloutResult pair = run_body<Shape<2, 1, true>>(b, o, loss);
       const RolloutResult general = run_body<Shape<>>(b, o, loss);
-      EXPECT_TRUE(same_bits(pair.x, general.x) && same_bits(pair.v, general.v));
-      EXPECT_TRUE(same_bits(pair.dx, general.dx) && same_bits(pair.dv, general.dv));
-      EXPECT_TRUE(same_bits(pair.loss, general.loss) && same_bits(pair.grad, general.grad));
+      expect_same_outputs(pair, general);
       EXPECT_GT(max_abs(pair.grad), 0.0) << "the tangent must see contacts";
     }
 }
@@ -578,11 +583,8 @@ TEST(DemLanes, BitwiseOneSystemPerCall) {
         for (const bool walls : {false, true}) {
           const int n_systems = 29;
           const DiskBatch b = lanes_batch(n_systems, n_disks, stops);
-          RolloutOptions o = stops ? stopping_options() : opts(1e-3, 12, 10);
+          RolloutOptions o = with_two_materials(stops ? stopping_options() : opts(1e-3, 12, 10), normal, true);
           o.neighbors = Neighbors::AllPairs;
-          o.materials = {Material{150.0, 0.7, 0.3, 2.0}, Material{90.0, 0.8, 0.2, 1.0}};
-          o.normal = normal;
-          o.tangential = true;
           o.walls = walls;
           o.box_lo[0] = o.box_lo[1] = -1.0;
           o.box_hi[0] = 3.0 * n_disks;
@@ -601,10 +603,7 @@ TEST(DemLanes, BitwiseOneSystemPerCall) {
             const RolloutResult lanes = rollout(b, o, loss, Backend::Cpu);
             SCOPED_TRACE(target + ", " + std::to_string(n_disks) + " disks, stops " + std::to_string(stops) +
                          ", normal " + std::to_string((int)normal) + ", walls " + std::to_string(walls));
-            EXPECT_TRUE(same_bits(lanes.x, one.x) && same_bits(lanes.v, one.v));
-            EXPECT_TRUE(same_bits(lanes.dx, one.dx) && same_bits(lanes.dv, one.dv));
-            EXPECT_TRUE(same_bits(lanes.loss, one.loss) && same_bits(lanes.grad, one.grad));
-            EXPECT_EQ(lanes.status, one.status);
+            expect_same_outputs(lanes, one);
             ++runs;
           }
           if (stops) {
