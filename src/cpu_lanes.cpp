@@ -75,11 +75,12 @@ namespace HWY_NAMESPACE {
 #include "lane_vec-inl.h"
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
-// Parameter k of the group's W trajectories as one vector: the group keeps its rows transposed,
-// parameter k of lane l at [k * W + l] (a lane's Trajectory reads the same numbers with stride W).
-struct LaneParams {
-  const double* rows;
-  LaneVec operator[](int k) const { return LaneVec(hn::Load(Tag(), rows + k * kW)); }
+// Entry k of an array the group keeps transposed, entry k of lane l at [k * W + l], as one vector:
+// its rows (parameter k; a lane's Trajectory reads the same numbers with stride W), and with
+// sensitivities its step matrices and tangents.
+struct LaneArray {
+  const double* a;
+  LaneVec operator[](int k) const { return LaneVec(hn::Load(Tag(), a + k * kW)); }
 };
 
 // One RK4 step of dt for all W lanes in `mode`: q and q_end as [k * W + l]. Flattened, so that
@@ -91,7 +92,7 @@ __attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, in
   constexpr int N = Model::N;
   LaneVec qv[N], out[N];
   for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
-  core::rk4_step(m, qv, mode, LaneParams{rows}, dt, out);
+  core::rk4_step(m, qv, mode, LaneArray{rows}, dt, out);
   for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
 }
 
@@ -102,15 +103,9 @@ template <class Model>
 __attribute__((flatten)) void lanes_flow_param_step(const double* Phi, const double* Psi, const double* psi,
                                                     const double* q, const double* Y, double* Y_end) {
   constexpr int N = Model::N, F = Model::F, W = core::tangent_width<Model>();
-  LaneVec Phi_v[N * N], Psi_v[F * N * N], psi_v[F * N], q_v[N], Y_v[N * W], Y_out[N * W];
-  const auto load = [](const double* a, int e) { return LaneVec(hn::Load(Tag(), a + e * kW)); };
-  for (int e = 0; e < N * N; ++e) Phi_v[e] = load(Phi, e);
-  for (int e = 0; e < F * N * N; ++e) Psi_v[e] = load(Psi, e);
-  for (int e = 0; e < F * N; ++e) psi_v[e] = load(psi, e);
-  for (int k = 0; k < N; ++k) q_v[k] = load(q, k);
-  for (int i = 0; i < N; ++i)
-    for (int f = 0; f < F; ++f) Y_v[i * W + N + f] = load(Y, i * W + N + f);
-  core::affine_flow_param_columns<N, F, W>(Phi_v, Psi_v, psi_v, q_v, Y_v, Y_out);
+  LaneVec Y_out[N * W];
+  core::affine_flow_param_columns<N, F, W>(LaneArray{Phi}, LaneArray{Psi}, LaneArray{psi}, LaneArray{q}, LaneArray{Y},
+                                           Y_out);
   for (int i = 0; i < N; ++i)
     for (int f = 0; f < F; ++f) hn::Store(Y_out[i * W + N + f].v, Tag(), Y_end + (i * W + N + f) * kW);
 }

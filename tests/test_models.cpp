@@ -52,7 +52,7 @@ TEST(ModelConcept, FlowDependsOnlyOnDeclaredFlowParameters) {
   expect_flow_reads_only_flow_params(TerrainBall<3>{}, sample_terrain_row<3>(rng), 0);
 }
 
-// At impact-like states on the terrain, the analytic g_theta and R_theta equal the dual-number ones.
+// At impact-like states on the terrain, the analytic g_theta, R_theta and R_q equal the dual-number ones.
 template <int K>
 void expect_analytic_partials_match_duals(std::uint64_t seed) {
   using Model = TerrainBall<K>;
@@ -81,6 +81,14 @@ void expect_analytic_partials_match_duals(std::uint64_t seed) {
     for (int k = 0; k < N; ++k) qd[k] = D(q[k]);
     const D g = m.guard(0, qd, 0, view);
     m.reset(0, qd, 0, view, qp);
+    double R_q[N * N];
+    m.event_state_jacobian(ctx, R_q);
+    Dual<N> qv[N], qv_plus[N];
+    for (int k = 0; k < N; ++k) qv[k] = Dual<N>::variable(q[k], k);
+    m.reset(0, qv, 0, core::ConstantParams<Dual<N>, RowParams>{th}, qv_plus);
+    for (int r = 0; r < N; ++r)
+      for (int k = 0; k < N; ++k)
+        EXPECT_NEAR(R_q[r * N + k], qv_plus[r].d[k], 1e-13 * (1.0 + std::fabs(qv_plus[r].d[k]))) << "R_q " << r << k;
     for (int p = 0; p < P; ++p) {
       EXPECT_NEAR(g_an[p], g.d[p], 1e-13 * (1.0 + std::fabs(g.d[p]))) << Model::param_name(p);
       for (int r = 0; r < N; ++r)

@@ -249,7 +249,8 @@ def label(tool, setting):
 
 def write_markdown(path, result):
     lines = ["# Work-precision against peers (terrain ball)", "",
-             f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores, one thread per tool; "
+             f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores, one thread per tool "
+             f"(saltation's SIMD lanes: {result['machine'].get('saltation_simd_lanes')}); "
              f"load average at start {result['machine']['load_avg_1_5_15'][0]:.1f}, at end "
              f"{result['load_avg_end'][0]:.1f} (the machine was shared with other developers' builds: "
              "timings are noisy; medians over paired rounds, spread min-max).",
@@ -372,6 +373,7 @@ def main():
         salt = peers["saltation"]
         rec = salt.record(salt.command(K, args.rows, (REFERENCE_DT, 3, REFERENCE_TIME_TOL), True, reps=1))
         reference[K] = rec["results"]
+        start_machine["saltation_simd_lanes"] = rec.get("simd_lanes")
         thetas[K] = np.array(rec["theta"])
         if "cvodes" in peers:
             rows, _ = peers["cvodes"].run(K, thetas[K], 1e-13, True)

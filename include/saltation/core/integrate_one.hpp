@@ -10,7 +10,8 @@
 //   tau_theta = -(g_q . X- + g_theta) / (g_q . f-)                 (dt_e / dtheta)
 //   X+ = R_q X- + R_theta - (f+ - R_q f-) tau_theta               (saltation jump, theta-augmented)
 //   d q-_e / dtheta = X- + f- tau_theta                           (total derivative of the event state)
-// with g_q, R_q from Dual<N> and g_theta, R_theta from Dual<kChunk> over chunks of theta.
+// with g_q, R_q from Dual<N> and g_theta, R_theta from Dual<kChunk> over chunks of theta, or from
+// the model's analytic partials where it has them (docs/models.md).
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -79,11 +80,12 @@ struct GuardSummaryOf<Model, Th, std::void_t<decltype(std::declval<const Model&>
 };
 
 // The flow-parameter columns of Y (N x W, row-major) after a full step of an affine flow from state
-// q: Y_F' = Phi Y_F + Psi_f q + psi_f (see Tangents). Generic over the scalar, so that the CPU's SIMD
-// lanes (src/cpu_lanes.cpp) run these very operations in this order on W trajectories at once.
-template <int N, int F, int W, class T>
-SALTATION_HD void affine_flow_param_columns(const T* Phi, const T* Psi, const T* psi, const T* q, const T* Y,
-                                            T* Y_out) {
+// q: Y_F' = Phi Y_F + Psi_f q + psi_f (see Tangents). Generic over the scalar and over how the
+// operands are read (`Array`, indexed by entry), so that the CPU's SIMD lanes (src/cpu_lanes.cpp)
+// run these very operations in this order on W trajectories at once, loading each operand where it
+// is used (copies of the matrices first were most of that step's cost).
+template <int N, int F, int W, class Array, class T>
+SALTATION_HD void affine_flow_param_columns(Array Phi, Array Psi, Array psi, Array q, Array Y, T* Y_out) {
   for (int f = 0; f < F; ++f)
     for (int i = 0; i < N; ++i) {
       T acc = psi[f * N + i];
@@ -126,7 +128,7 @@ struct Tangents<Model, true> {
                                      double* q_out, double* Y_out) {
     ready_affine(m, mode, th, h);
     rk4_step(m, q, mode, th, h, q_out);
-    affine_flow_param_columns<N, F, W>(Phi, Psi, psi, q, Y, Y_out);
+    affine_flow_param_columns<N, F, W, const double*>(Phi, Psi, psi, q, Y, Y_out);
   }
   // Phi, Psi and psi for `mode` (h is always dt).
   template <class Model_, class Th>
@@ -161,7 +163,10 @@ struct Tangents<Model, true> {
     ++pending;
   }
 
-  // Applies the pending full steps to the q-columns of Y.
+  // Applies the pending full steps to the q-columns of Y: Y_q = Phi^pending Y_q, the power by
+  // squaring; Y_q is mostly the identity (a segment with no step other than full ones), and then
+  // it is the power. (Starting the power at Phi instead of I x Phi made the device's sensitivity
+  // kernels spill, 255 registers instead of 214 for TerrainBall<3>.)
   SALTATION_HD void up_to_date() {
     if (pending == 0) return;
     double power[N * N], base[N * N], tmp[N * N];
@@ -179,14 +184,20 @@ struct Tangents<Model, true> {
         for (int e = 0; e < N * N; ++e) base[e] = tmp[e];
       }
     }
+    bool identity = true;
     for (int i = 0; i < N; ++i)
-      for (int c = 0; c < N; ++c) {
-        double acc = 0.0;
-        for (int l = 0; l < N; ++l) acc += power[i * N + l] * Y[l * W + c];
-        tmp[i * N + c] = acc;
-      }
+      for (int c = 0; c < N; ++c) identity = identity && Y[i * W + c] == (i == c ? 1.0 : 0.0);
+    if (!identity) {
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < N; ++c) {
+          double acc = 0.0;
+          for (int l = 0; l < N; ++l) acc += power[i * N + l] * Y[l * W + c];
+          tmp[i * N + c] = acc;
+        }
+      for (int e = 0; e < N * N; ++e) power[e] = tmp[e];
+    }
     for (int i = 0; i < N; ++i)
-      for (int c = 0; c < N; ++c) Y[i * W + c] = tmp[i * N + c];
+      for (int c = 0; c < N; ++c) Y[i * W + c] = power[i * N + c];
     pending = 0;
   }
 
@@ -195,11 +206,16 @@ struct Tangents<Model, true> {
       for (int c = 0; c < W; ++c) Y[i * W + c] = (c == i) ? 1.0 : 0.0;
     pending = 0;
   }
-  // Column p of X(t) = Y_q Xs + Y_theta (after up_to_date()).
-  SALTATION_HD void column(int p, double* x) const {
+  // The column of Y for parameter p: N + f for flow parameter f, else -1 (p's column of Y_theta is 0).
+  SALTATION_HD static int flow_column(int p) {
     int f_col = -1;
     for (int f = 0; f < F; ++f)
       if (Model::flow_param(f) == p) f_col = N + f;
+    return f_col;
+  }
+  // Column p of X(t) = Y_q Xs + Y_theta (after up_to_date()).
+  SALTATION_HD void column(int p, double* x) const {
+    const int f_col = flow_column(p);
     for (int i = 0; i < N; ++i) {
       double acc = f_col >= 0 ? Y[i * W + f_col] : 0.0;
       for (int l = 0; l < N; ++l) acc += Y[i * W + l] * Xs[l * P + p];
@@ -775,58 +791,103 @@ class Trajectory {
     const double g_dot = geo.g_dot;
     if (slot >= 0) out_.event_flags(slot, ::fabs(g_dot) < o_.graze_tol * ::sqrt(geo.gq2 * geo.f2) ? EventGrazing : 0);
     if constexpr (Sens) {
-      const bool continues = terminal == Status::Finished;
       const bool needs_reset = terminal != Status::EventCapacity;
+      const PartialsSource partials(*this, j, q_minus);
       double R_q[N * N], f_plus[N];
-      {
-        using D = Dual<N>;
-        D qd[N], qp[N];
-        for (int k = 0; k < N; ++k) qd[k] = D::variable(q_minus[k], k);
-        m_.reset(j, qd, mode_, ConstantParams<D, Th>{th_}, qp);
-        for (int r = 0; r < N; ++r)
-          for (int k = 0; k < N; ++k) R_q[r * N + k] = qp[r].d[k];
-      }
+      partials.state_jacobian(R_q);
       m_.flow(q_plus, mode_plus, th_, f_plus);
       tan_.up_to_date();
-      const PartialsSource partials(*this, j, q_minus);
+      // Column p of X- is Y_q Xs_p + Y_theta_p (Y_theta_p the column of Y for flow parameter p,
+      // else 0), so g_q . X- and R_q X- come from g_q Y and R_q Y formed once here: N and N^2 per
+      // column instead of N^2 and 2 N^2. The total derivative of the post-event state,
+      //   R_q dq- + R_theta = (R_q Y_q) Xs_p + R_q Y_theta_p + R_theta + (R_q f-) tau_p,
+      // is X+ + f+ tau_p when the run goes on, and dqf when a settled or Zeno event ends it.
+      double gY[kWidth], RY[N * kWidth], c[N];  // the columns of Y: [q | flow parameters]
+      for (int col = 0; col < kWidth; ++col) {
+        gY[col] = 0.0;
+        for (int l = 0; l < N; ++l) gY[col] += g_q[l] * tan_.Y[l * kWidth + col];
+        for (int r = 0; r < N; ++r) {
+          double acc = 0.0;
+          for (int l = 0; l < N; ++l) acc += R_q[r * N + l] * tan_.Y[l * kWidth + col];
+          RY[r * kWidth + col] = acc;
+        }
+      }
+      for (int r = 0; r < N; ++r) {
+        double acc = 0.0;
+        for (int l = 0; l < N; ++l) acc += R_q[r * N + l] * f_minus[l];
+        c[r] = terminal == Status::Finished ? acc - f_plus[r] : acc;  // X+ = ... - (f+ - R_q f-) tau
+      }
+      const double minus_inv_g_dot = -1.0 / g_dot;  // one division per event, not one per column
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         const int count = P - p0 < kChunk ? P - p0 : kChunk;
         double g_theta[kChunk], R_theta[N * kChunk];
         partials.fill(p0, count, needs_reset, g_theta, R_theta);
         for (int d = 0; d < count; ++d) {
-          const int p = p0 + d;
-          double x[N], dq[N];
-          tan_.column(p, x);
+          const int p = p0 + d, y_col = tan_.flow_column(p);  // N + f, or -1
+          double xs[N];
+          for (int l = 0; l < N; ++l) xs[l] = tan_.Xs[l * P + p];
           double num = g_theta[d];
-          for (int k = 0; k < N; ++k) num += g_q[k] * x[k];
-          const double tau = pinned ? 0.0 : -num / g_dot;
-          for (int k = 0; k < N; ++k) dq[k] = x[k] + f_minus[k] * tau;
-          if (slot >= 0) out_.template event_column<N>(slot, p, tau, q_minus, dq);
+          for (int l = 0; l < N; ++l) num += gY[l] * xs[l];
+          for (int col = N; col < kWidth; ++col)
+            if (col == y_col) num += gY[col];
+          const double tau = pinned ? 0.0 : num * minus_inv_g_dot;
+          // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
+          const auto event_dq = [&](double* dq) {
+            for (int i = 0; i < N; ++i) {
+              double acc = f_minus[i] * tau;
+              for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * xs[l];
+              for (int col = N; col < kWidth; ++col)
+                if (col == y_col) acc += tan_.Y[i * kWidth + col];
+              dq[i] = acc;
+            }
+          };
+          if (slot >= 0) {
+            double dq[N];
+            event_dq(dq);
+            out_.template event_column<N>(slot, p, tau, q_minus, dq);
+          }
           if (terminal == Status::EventCapacity) {
+            double dq[N];
+            event_dq(dq);
             for (int k = 0; k < N; ++k) out_.final_dq(k, p, dq[k]);
-          } else {
-            for (int r = 0; r < N; ++r) {
-              double total = R_theta[r * kChunk + d];
-              for (int k = 0; k < N; ++k) total += R_q[r * N + k] * dq[k];
-              if (continues) {
-                tan_.Xs[r * P + p] = total - f_plus[r] * tau;  // X+ = R_q X- + R_theta - (f+ - R_q f-) tau
-              } else {
-                out_.final_dq(r, p, total);
-              }
+            continue;
+          }
+          for (int r = 0; r < N; ++r) {
+            double total = R_theta[r * kChunk + d] + c[r] * tau;
+            for (int l = 0; l < N; ++l) total += RY[r * kWidth + l] * xs[l];
+            for (int col = N; col < kWidth; ++col)
+              if (col == y_col) total += RY[r * kWidth + col];
+            if (terminal == Status::Finished) {
+              tan_.Xs[r * P + p] = total;
+            } else {
+              out_.final_dq(r, p, total);
             }
           }
         }
       }
-      if (continues) tan_.restart_segment();
+      if (terminal == Status::Finished) tan_.restart_segment();
     }
   }
 
-  // g_theta and R_theta at an event, a chunk of parameters at a time: from the model's analytic
-  // partials when it has them, else from one dual-number pass per chunk.
+  // R_q, g_theta and R_theta at an event (the latter a chunk of parameters at a time): from the
+  // model's analytic partials when it has them, else from dual-number passes.
   class PartialsSource {
    public:
     SALTATION_HD PartialsSource(const Trajectory& tr, int j, const double* q) : tr_(tr), j_(j), q_(q) {
       if constexpr (has_event_partials<Model>::value) ctx_ = tr.m_.event_context(j, q, tr.mode_, tr.th_);
+    }
+    // R_q = d q+ / d q- (row-major N x N) of guard j's reset at q.
+    SALTATION_HD void state_jacobian(double* R_q) const {
+      if constexpr (has_event_partials<Model>::value) {
+        tr_.m_.event_state_jacobian(ctx_, R_q);
+      } else {
+        using D = Dual<N>;
+        D qd[N], qp[N];
+        for (int k = 0; k < N; ++k) qd[k] = D::variable(q_[k], k);
+        tr_.m_.reset(j_, qd, tr_.mode_, ConstantParams<D, Th>{tr_.th_}, qp);
+        for (int r = 0; r < N; ++r)
+          for (int k = 0; k < N; ++k) R_q[r * N + k] = qp[r].d[k];
+      }
     }
     SALTATION_HD void fill(int p0, int count, bool with_reset, double* g_theta, double* R_theta) const {
       if constexpr (has_event_partials<Model>::value) {

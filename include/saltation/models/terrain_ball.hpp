@@ -36,11 +36,13 @@ struct TerrainBall {
     return d * d <= (kReach * kReach) * (w * w);
   }
 
-  // Terrain height and slope at x.
+  // Terrain height and slope at x, and its curvature h''(x) where `d2h` is given (an event's
+  // state Jacobian needs it).
   template <class S, class Th>
-  SALTATION_HD void terrain(const S& x, const Th& th, S& h, S& dh) const {
+  SALTATION_HD void terrain(const S& x, const Th& th, S& h, S& dh, S* d2h = nullptr) const {
     h = S(0.0);
     dh = S(0.0);
+    if (d2h) *d2h = S(0.0);
     for (int k = 0; k < K; ++k) {
       if (!in_reach(value_of(x), value_of(th[BUMP0 + 3 * k + 1]), value_of(th[BUMP0 + 3 * k + 2]))) continue;
       const S a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
@@ -48,6 +50,7 @@ struct TerrainBall {
       const S bump = a * exp(-0.5 * u * u);
       h = h + bump;
       dh = dh - bump * u / w;
+      if (d2h) *d2h = *d2h + bump * (u * u - 1.0) / (w * w);
     }
   }
 
@@ -183,25 +186,38 @@ struct TerrainBall {
     return guard_excluded(j, mode, q0, q1, th, guard_summary(th));
   }
 
-  // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event).
+  // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event,
+  // and the one over q for R_q a terrain pass on Dual<4>).
   struct EventContext {
-    double x = 0.0;
-    double dvx[3] = {0.0, 0.0, 0.0}, dvy[3] = {0.0, 0.0, 0.0};  // d(vx+, vy+)/d(dh, e, mu)
+    double x = 0.0, d2h = 0.0;  // the event's position and the terrain's curvature there
+    double dvx[5] = {}, dvy[5] = {};  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
   };
   template <class Th>
   SALTATION_HD EventContext event_context(int, const double* q, int, const Th& th) const {
     EventContext ctx;
     ctx.x = q[0];
     double h, dh;
-    terrain(q[0], th, h, dh);
-    using D = Dual<3>;
+    terrain(q[0], th, h, dh, &ctx.d2h);
+    using D = Dual<5>;
     D vxp, vyp;
-    impact_velocity(D::variable(dh, 0), D(q[2]), D(q[3]), D::variable(th[E], 1), D::variable(th[MU], 2), vxp, vyp);
-    for (int s = 0; s < 3; ++s) {
+    impact_velocity(D::variable(dh, 0), D::variable(q[2], 3), D::variable(q[3], 4), D::variable(th[E], 1),
+                    D::variable(th[MU], 2), vxp, vyp);
+    for (int s = 0; s < 5; ++s) {
       ctx.dvx[s] = vxp.d[s];
       ctx.dvy[s] = vyp.d[s];
     }
     return ctx;
+  }
+  // R_q = d q+ / d q- (row-major N x N): the position is kept, and v+ moves with x through the
+  // slope (dh/dx = h'') and with v- directly.
+  SALTATION_HD void event_state_jacobian(const EventContext& ctx, double* R_q) const {
+    for (int e = 0; e < N * N; ++e) R_q[e] = (e % (N + 1) == 0) ? 1.0 : 0.0;
+    R_q[2 * N + 0] = ctx.dvx[0] * ctx.d2h;
+    R_q[2 * N + 2] = ctx.dvx[3];
+    R_q[2 * N + 3] = ctx.dvx[4];
+    R_q[3 * N + 0] = ctx.dvy[0] * ctx.d2h;
+    R_q[3 * N + 2] = ctx.dvy[3];
+    R_q[3 * N + 3] = ctx.dvy[4];
   }
   template <class Th>
   SALTATION_HD void event_param_partials(const EventContext& ctx, int p0, int count, const Th& th, double* g_theta,
