@@ -247,8 +247,8 @@ class LaneGroup {
     refill(l);
   }
 
-  // The per-trajectory routine's own step, and its event when the step brackets one (as run()).
-  static bool step_alone(Traj& tr) {
+  // The routine's own step, and its event on a bracket (as run()); flattened as lanes_rk4_step.
+  __attribute__((flatten)) static bool step_alone(Traj& tr) {
     const typename Traj::StepOutcome outcome = tr.step();
     if (outcome == Traj::StepOutcome::Ended) return true;
     return outcome == Traj::StepOutcome::Bracketed && tr.take_bracketed_event();
