@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "builtin_models.hpp"
 #include "saltation/core/integrate_one.hpp"
@@ -110,6 +111,24 @@ __attribute__((flatten)) void lanes_flow_param_step(const double* Phi, const dou
     for (int f = 0; f < F; ++f) hn::Store(Y_out[i * W + N + f].v, Tag(), Y_end + (i * W + N + f) * kW);
 }
 
+// Whether the model's guard bound (with its summary of theta) takes lane vectors: then the group
+// decides all candidates' steps at once; otherwise each lane's trajectory decides its own.
+template <class Model, class = void>
+struct has_lane_guard_bound : std::false_type {};
+template <class Model>
+struct has_lane_guard_bound<Model, std::void_t<decltype(std::declval<const Model&>().guard_excluded(
+                                       0, 0, static_cast<const LaneVec*>(nullptr), static_cast<const LaneVec*>(nullptr),
+                                       LaneArray{}, std::declval<const Model&>().guard_summary(LaneArray{})))>>
+    : std::true_type {};
+template <class Model, bool = has_lane_guard_bound<Model>::value>
+struct LaneGuardSummary {
+  struct type {};
+};
+template <class Model>
+struct LaneGuardSummary<Model, true> {
+  using type = decltype(std::declval<const Model&>().guard_summary(LaneArray{}));
+};
+
 // One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
 template <class Output, class Model, bool Sens>
 class LaneGroup {
@@ -145,7 +164,7 @@ class LaneGroup {
         // As step(): a full step (not the last), a finite end state, and the guard bound.
         auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, t)), dt);
         for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, q_end + k * kW)));
-        const unsigned free = free_lanes(bits(candidate) & flying, q, q_end);
+        const unsigned free = free_lanes(bits(candidate) & flying, mode, q, q_end);
         for (unsigned c = free; c; c &= c - 1) ++steps[__builtin_ctz(c)];
         const auto taken = mask(free);
         for (int k = 0; k < N; ++k)
@@ -216,7 +235,20 @@ class LaneGroup {
   // The candidates whose step the guard bound rules out. Flattened so that the model's bound is
   // inlined here: called out of line it made the forward runs up to 2x slower (wall time; 15 % more
   // instructions) once run() had grown past GCC's inlining budget.
-  __attribute__((flatten)) unsigned free_lanes(unsigned candidates, const double* q, const double* q_end) const {
+  __attribute__((flatten)) unsigned free_lanes(unsigned candidates, int mode, const double* q,
+                                               const double* q_end) const {
+    if constexpr (has_lane_guard_bound<Model>::value) {
+      if (!candidates) return 0;
+      LaneVec q0[N], q1[N];
+      for (int k = 0; k < N; ++k) {
+        q0[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+        q1[k] = LaneVec(hn::Load(Tag(), q_end + k * kW));
+      }
+      unsigned free = candidates;  // as Trajectory::all_guards_excluded, lane by lane
+      for (int j = 0; j < Model::M; ++j)
+        if (m_.direction(j, mode) != 0) free &= lane_bits(m_.guard_excluded(j, mode, q0, q1, LaneArray{rows_.get()}, summary_));
+      return free;
+    }
     unsigned free = 0;
     for (unsigned c = candidates; c; c &= c - 1) {
       const int l = __builtin_ctz(c);
@@ -264,6 +296,7 @@ class LaneGroup {
       if (i >= n_) return;
       for (int p = 0; p < P; ++p) rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
       lane_[l].emplace(m_, o_, RowParams{rows_.get() + l, kW}, i, out_);
+      if constexpr (has_lane_guard_bound<Model>::value) summary_ = m_.guard_summary(LaneArray{rows_.get()});
       if (!lane_[l]->begin()) return;
       counter_.one_done();
       lane_[l].reset();
@@ -279,6 +312,8 @@ class LaneGroup {
   ProgressCounter& counter_;
   hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
   std::optional<Traj> lane_[kW];
+  // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).
+  typename LaneGuardSummary<Model>::type summary_{};
 };
 
 template <class Output, class Model, bool Sens>

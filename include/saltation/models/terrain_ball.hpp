@@ -31,8 +31,9 @@ struct TerrainBall {
   // the terrain leaves it out there: the guard costs one compare per far bump instead of an exp,
   // and the guard bound below needs only the bumps within reach of the step (docs/models.md).
   static constexpr double kReach = 8.8477965;  // sqrt(2 ln 1e17)
-  SALTATION_HD static bool in_reach(double x, double b, double w) {
-    const double d = x - b;
+  template <class S>
+  SALTATION_HD static auto in_reach(const S& x, const S& b, const S& w) {
+    const S d = x - b;
     return d * d <= (kReach * kReach) * (w * w);
   }
 
@@ -120,17 +121,25 @@ struct TerrainBall {
     impact_velocity(dh, q[2], q[3], th[E], th[MU], q_plus[2], q_plus[3]);
   }
 
+  // The guard bound is generic over its scalar S: double, or the CPU's SIMD-lane vector (a
+  // trajectory per lane, src/cpu_lanes.cpp), which decides W lanes' steps at once and gives each
+  // lane the double code's answer (numeric.hpp: select, any_lane, all_lanes).
+  //
   // What the guard bound needs of theta, formed once per trajectory (theta does not change along
   // it): the terrain's ceiling. (A bound per cell of x was tried: it made the forward CUDA kernel
   // use 168 registers instead of 122, over scripts/ptxas-check's 128.)
+  template <class S>
   struct GuardSummary {
-    double ceiling = 0.0;  // sum of the positive amplitudes: no terrain point is higher
+    S ceiling = S(0.0);  // sum of the positive amplitudes: no terrain point is higher
   };
   template <class Th>
-  SALTATION_HD GuardSummary guard_summary(const Th& th) const {
-    GuardSummary s;
-    for (int k = 0; k < K; ++k)
-      if (th[BUMP0 + 3 * k] > 0.0) s.ceiling += th[BUMP0 + 3 * k];
+  SALTATION_HD auto guard_summary(const Th& th) const {
+    using S = std::decay_t<decltype(th[0])>;
+    GuardSummary<S> s;
+    for (int k = 0; k < K; ++k) {
+      const S a = th[BUMP0 + 3 * k];
+      s.ceiling = select(a > 0.0, s.ceiling + a, s.ceiling);
+    }
     return s;
   }
 
@@ -141,8 +150,9 @@ struct TerrainBall {
   // a / T8(r^2 / 2), T8 the Taylor polynomial of e^s to degree 8, below e^s for s >= 0 (loose by
   // 4 % at r = 3, 1.7x at r = 4). Stops as soon as the sum reaches `enough`.
   static constexpr double kTailWidths = 4.0, kTailHeight = 3.3546262790251185e-4;  // exp(-8)
-  SALTATION_HD static double exp_taylor8(double s) {
-    double p = 1.0 / 40320.0;
+  template <class S>
+  SALTATION_HD static S exp_taylor8(const S& s) {
+    S p = 1.0 / 40320.0;
     p = p * s + 1.0 / 5040.0;
     p = p * s + 1.0 / 720.0;
     p = p * s + 1.0 / 120.0;
@@ -152,18 +162,19 @@ struct TerrainBall {
     p = p * s + 1.0;
     return p * s + 1.0;
   }
-  template <class Th>
-  SALTATION_HD double bump_bound(double x_lo, double x_hi, const Th& th, double enough = 1e300) const {
-    double top = 0.0;
+  // (With lanes, a lane past `enough` goes on adding terms >= 0: its answer stays the same.)
+  template <class S, class Th>
+  SALTATION_HD S bump_bound(const S& x_lo, const S& x_hi, const Th& th, const S& enough = 1e300) const {
+    S top = 0.0;
     for (int k = 0; k < K; ++k) {
-      const double a = th[BUMP0 + 3 * k];
-      if (!(a > 0.0)) continue;
-      const double b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
-      const double d = b < x_lo ? x_lo - b : (b > x_hi ? b - x_hi : 0.0);
-      if (!in_reach(d, 0.0, w)) continue;
-      const double r = d / w;
-      top += r > kTailWidths ? a * kTailHeight : a / exp_taylor8(0.5 * r * r);
-      if (top >= enough) break;
+      const S a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
+      const S d = select(b < x_lo, x_lo - b, select(b > x_hi, b - x_hi, S(0.0)));
+      const auto counts = a > 0.0 && in_reach(d, S(0.0), w);
+      if (!any_lane(counts)) continue;
+      const S r = d / w;
+      const S term = select(r > kTailWidths, a * kTailHeight, a / exp_taylor8(0.5 * r * r));
+      top = select(counts, top + term, top);
+      if (all_lanes(top >= enough)) break;
     }
     return top;
   }
@@ -172,17 +183,18 @@ struct TerrainBall {
   // has no interior minimum on a step, so y above a bound of the terrain over the step's x-range
   // at both ends rules the crossing out (the margin covers RK4's error on the probes). The bounds,
   // cheapest first: the ceiling (independent of K); the sum of bump_bound over the x-range.
-  template <class Th>
-  SALTATION_HD bool guard_excluded(int, int, const double* q0, const double* q1, const Th& th,
-                                   const GuardSummary& s) const {
-    if (!(gravity >= 0.0) || !(th[C] >= 0.0)) return false;
-    const double y_min = (q0[1] < q1[1] ? q0[1] : q1[1]) - 1e-9 * (1.0 + ::fabs(q0[1]));
-    if (s.ceiling < y_min) return true;
-    const double x_lo = q0[0] < q1[0] ? q0[0] : q1[0], x_hi = q0[0] < q1[0] ? q1[0] : q0[0];
-    return bump_bound(x_lo, x_hi, th, y_min) < y_min;
+  template <class S, class Th>
+  SALTATION_HD auto guard_excluded(int, int, const S* q0, const S* q1, const Th& th,
+                                   const GuardSummary<S>& s) const {
+    const auto valid = S(gravity) >= 0.0 && th[C] >= 0.0;
+    const S y_min = select(q0[1] < q1[1], q0[1], q1[1]) - 1e-9 * (1.0 + abs(q0[1]));
+    const auto below_ceiling = s.ceiling < y_min;
+    if (all_lanes(below_ceiling || !valid)) return valid && below_ceiling;
+    const S x_lo = select(q0[0] < q1[0], q0[0], q1[0]), x_hi = select(q0[0] < q1[0], q1[0], q0[0]);
+    return valid && (below_ceiling || bump_bound(x_lo, x_hi, th, y_min) < y_min);
   }
-  template <class Th>
-  SALTATION_HD bool guard_excluded(int j, int mode, const double* q0, const double* q1, const Th& th) const {
+  template <class S, class Th>
+  SALTATION_HD auto guard_excluded(int j, int mode, const S* q0, const S* q1, const Th& th) const {
     return guard_excluded(j, mode, q0, q1, th, guard_summary(th));
   }
 
