@@ -120,14 +120,6 @@ struct has_lane_guard_bound<Model, std::void_t<decltype(std::declval<const Model
                                        0, 0, static_cast<const LaneVec*>(nullptr), static_cast<const LaneVec*>(nullptr),
                                        LaneArray{}, std::declval<const Model&>().guard_summary(LaneArray{})))>>
     : std::true_type {};
-template <class Model, bool = has_lane_guard_bound<Model>::value>
-struct LaneGuardSummary {
-  struct type {};
-};
-template <class Model>
-struct LaneGuardSummary<Model, true> {
-  using type = decltype(std::declval<const Model&>().guard_summary(LaneArray{}));
-};
 
 // One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
 template <class Output, class Model, bool Sens>
@@ -313,7 +305,7 @@ class LaneGroup {
   hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
   std::optional<Traj> lane_[kW];
   // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).
-  typename LaneGuardSummary<Model>::type summary_{};
+  typename core::GuardSummaryOf<Model, LaneArray>::type summary_{};
 };
 
 template <class Output, class Model, bool Sens>
