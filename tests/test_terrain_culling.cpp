@@ -28,7 +28,7 @@ struct FullTerrain : TerrainBall<K> {
     for (int k = 0; k < K; ++k) {
       const S a = th[Base::BUMP0 + 3 * k], b = th[Base::BUMP0 + 3 * k + 1], w = th[Base::BUMP0 + 3 * k + 2];
       const S u = (x - b) / w;
-      const S bump = a * exp(-0.5 * u * u);
+      const S bump = a * saltation::exp_by_table(-0.5 * u * u);
       h = h + bump;
       dh = dh - bump * u / w;
     }

@@ -158,6 +158,13 @@ SALTATION_HD Dual<D> exp(const Dual<D>& a) {
   return r;
 }
 template <int D>
+SALTATION_HD Dual<D> exp_by_table(const Dual<D>& a) {
+  Dual<D> r;
+  r.v = exp_by_table(a.v);
+  for (int k = 0; k < D; ++k) r.d[k] = r.v * a.d[k];
+  return r;
+}
+template <int D>
 SALTATION_HD Dual<D> sqrt(const Dual<D>& a) {
   Dual<D> r;
   r.v = ::sqrt(a.v);

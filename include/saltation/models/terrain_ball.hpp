@@ -48,7 +48,7 @@ struct TerrainBall {
       if (!in_reach(value_of(x), value_of(th[BUMP0 + 3 * k + 1]), value_of(th[BUMP0 + 3 * k + 2]))) continue;
       const S a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
       const S u = (x - b) / w;
-      const S bump = a * exp(-0.5 * u * u);
+      const S bump = a * exp_by_table(-0.5 * u * u);
       h = h + bump;
       dh = dh - bump * u / w;
       if (d2h) *d2h = *d2h + bump * (u * u - 1.0) / (w * w);
@@ -247,7 +247,7 @@ struct TerrainBall {
         const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
         const double u = (ctx.x - b) / w;
         if (k != k_ex) {
-          ex = in_reach(ctx.x, b, w) ? exp(-0.5 * u * u) : 0.0;
+          ex = in_reach(ctx.x, b, w) ? exp_by_table(-0.5 * u * u) : 0.0;
           k_ex = k;
         }
         if (which == 0) {  // amplitude
