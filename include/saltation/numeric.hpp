@@ -92,8 +92,8 @@ inline constexpr double kExp2Fractions[256] = {
 // Within 0.511 ulp of e^x over 2e7 random points of [-45, 0] against long double expl (glibc's
 // exp: 0.507; the two differ in 0.12 % of them); 0 below -708, +inf above 709.78. About 1.6x
 // faster than glibc's exp on one double (4.7 against 7.6 ns a call in a loop: inlined, no
-// wrapper), which was half of the terrain ball's guard cost at K = 24 (bench/README.md, "The
-// terrain's exp"). The terrain ball's bumps use it. On the device: CUDA's exp.
+// wrapper); glibc's exp was 44 % of the cycles of a K = 24 terrain-ball run (bench/README.md,
+// "The terrain's exp"). The terrain ball's bumps use it. On the device: CUDA's exp.
 SALTATION_HD inline double exp_by_table(double x) {
 #if defined(__CUDA_ARCH__)
   return ::exp(x);
