@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
@@ -231,5 +232,29 @@ TEST(ExpByTable, WithinHalfAnUlpOfLongDoubleExp) {
   EXPECT_EQ(d.v, saltation::exp_by_table(-1.5));
   EXPECT_EQ(d.d[0], d.v);
 }
+
+#if SALTATION_HOST_VECTORS
+// The host vector version gives each element the scalar's bits (the terrain ball's grouped bumps
+// rely on it), in range and out of it.
+TEST(ExpByTable, FourAtOnceGiveTheScalarBits) {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> wide(-760.0, 760.0), near(-45.0, 0.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double special[] = {0.0, -0.0, -708.0, -708.0000001, 709.78, 709.7800001, inf, -inf, std::nan(""),
+                            std::numeric_limits<double>::denorm_min()};
+  long differing = 0;
+  for (int i = 0; i < 200000; ++i) {
+    double x[4];
+    for (int e = 0; e < 4; ++e) x[e] = (i + e) % 3 == 0 ? wide(rng) : near(rng);
+    if (i < 10) x[i % 4] = special[i];
+    const saltation::Double4 v = saltation::exp_by_table(saltation::Double4{x[0], x[1], x[2], x[3]});
+    for (int e = 0; e < 4; ++e) {
+      const double one = saltation::exp_by_table(x[e]), four = v[e];
+      if (std::memcmp(&one, &four, sizeof one) != 0) ++differing;
+    }
+  }
+  EXPECT_EQ(differing, 0);
+}
+#endif
 
 }  // namespace dual_test

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "../bench/terrain_batch.hpp"
@@ -128,6 +129,35 @@ void expect_solves_unchanged(std::size_t n) {
     EXPECT_LE(dqf, 1e-11);
     EXPECT_LE(ev_dt, 1e-11);
   }
+}
+
+// In doubles the terrain evaluates its bumps four at a time in host vectors (numeric.hpp, Group);
+// on dual numbers one at a time. Each bump's terms and their sum in the order of k are the same
+// operations, so the values agree bit for bit, at points where some bumps are culled and others not.
+template <int K>
+void expect_grouped_bumps_give_one_at_a_time_bits() {
+  using D = saltation::Dual<1>;
+  const TerrainBall<K> m;
+  const auto batch = saltation_bench::terrain_batch(8, K);
+  long differing = 0, points = 0;
+  for (std::size_t i = 0; i < batch.n; ++i) {
+    const saltation::RowParams th{batch.theta.data() + i, batch.n};
+    for (double x = -3.0; x <= 7.5; x += 0.0137, ++points) {
+      double h, dh, d2h;
+      m.terrain(x, th, h, dh, &d2h);
+      D hd, dhd, d2hd;
+      m.terrain(D::variable(x, 0), th, hd, dhd, &d2hd);
+      differing += std::memcmp(&h, &hd.v, sizeof h) != 0 || std::memcmp(&dh, &dhd.v, sizeof dh) != 0 ||
+                   std::memcmp(&d2h, &d2hd.v, sizeof d2h) != 0;
+    }
+  }
+  EXPECT_GT(points, 6000);
+  EXPECT_EQ(differing, 0);
+}
+TEST(TerrainCulling, GroupedBumpsGiveTheOneAtATimeBits) {
+  expect_grouped_bumps_give_one_at_a_time_bits<3>();
+  expect_grouped_bumps_give_one_at_a_time_bits<24>();
+  expect_grouped_bumps_give_one_at_a_time_bits<192>();
 }
 
 TEST(TerrainCulling, SolvesOfTheBenchmarkBatchesAreUnchangedK3) { expect_solves_unchanged<3>(256); }

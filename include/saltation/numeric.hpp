@@ -87,6 +87,70 @@ inline constexpr double kExp2Fractions[256] = {
     0x1.fa7c1819e90d8p+0, 0x1.74853f3a5931ep-55, 0x1.fd3c22b8f71f1p+0, 0x1.2eb74966579e7p-57
 };
 
+// Host vectors of four doubles (GCC and Clang vector extensions): code that sums over a model's
+// terms evaluates four terms' independent parts at once with them (Group below); an operation on
+// one is the same IEEE operation on each element, in the vector width of the function it is
+// compiled in (AVX2 in the CPU's SIMD lanes, two SSE2 halves in the baseline build). Every
+// function taking or returning one is always inlined: how a 32-byte vector is passed depends on
+// whether the function was compiled with AVX, and the SIMD lanes' AVX2 code calling a baseline
+// copy out of line would pass it in the wrong place. GCC's -Wpsabi notes that ABI difference at
+// every such function and call; with nothing called out of line it does not apply, so it is off
+// from here on.
+#if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
+#define SALTATION_HOST_VECTORS 1
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double Double4 __attribute__((vector_size(32)));
+typedef std::uint64_t Bits4 __attribute__((vector_size(32)));
+typedef std::int64_t Mask4 __attribute__((vector_size(32)));
+#endif
+
+namespace detail {
+
+// The steps of exp_by_table, generic over one double or a host vector of them (below), so that
+// each element of a vector goes through the scalar's very operations.
+SALTATION_HD inline std::uint64_t to_bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+SALTATION_HD inline double from_bits(std::uint64_t b) {
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+SALTATION_HD inline void exp2_fraction(std::uint64_t j, double& hi, double& lo) {
+  hi = kExp2Fractions[2 * j];
+  lo = kExp2Fractions[2 * j + 1];
+}
+#if SALTATION_HOST_VECTORS
+SALTATION_HOST_INLINE inline Bits4 to_bits(Double4 x) { return (Bits4)x; }  // the bits, as memcpy would give them
+SALTATION_HOST_INLINE inline Double4 from_bits(Bits4 b) { return (Double4)b; }
+SALTATION_HOST_INLINE inline void exp2_fraction(Bits4 j, Double4& hi, Double4& lo) {
+  double h[4], l[4];
+  for (int e = 0; e < 4; ++e) exp2_fraction(j[e], h[e], l[e]);
+  hi = Double4{h[0], h[1], h[2], h[3]};
+  lo = Double4{l[0], l[1], l[2], l[3]};
+}
+#endif
+template <class T>
+SALTATION_HD SALTATION_HOST_INLINE inline T exp_by_table_in_range(T x) {  // x in [-708, 709.78]
+  constexpr double kRound = 6755399441055744.0;          // 1.5 * 2^52: x + kRound - kRound rounds x
+  constexpr double kInvLn2_128 = 184.6649652337873;      // 128 / ln 2
+  constexpr double kLn2_128Hi = 0x1.62e42ff000000p-8;    // ln 2 / 128 to 32 bits: k * hi is exact
+  constexpr double kLn2_128Lo = -0x1.718432a1b0e26p-42;  // the rest
+  const T kd = x * kInvLn2_128 + kRound;                 // k in the low bits of kd
+  const T k = kd - kRound;
+  const T r = (x - k * kLn2_128Hi) - k * kLn2_128Lo;
+  const auto bits = to_bits(kd);
+  T hi, lo;
+  exp2_fraction(bits & 127u, hi, lo);
+  const T whole = from_bits(((bits >> 7) + 1023u) << 52);  // 2^floor(k / 128)
+  const T q = r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0)))));  // e^r - 1
+  return (hi + (lo + hi * q)) * whole;
+}
+
+}  // namespace detail
+
 // e^x on the host, 2^(k/128) e^r with k = round(128 x / ln 2): 2^(k/128) from the table (its
 // double and the rest) and the exponent field, e^r from a degree-5 polynomial on |r| <= ln 2 / 256.
 // Within 0.511 ulp of e^x over 2e7 random points of [-45, 0] against long double expl (glibc's
@@ -98,24 +162,46 @@ SALTATION_HD inline double exp_by_table(double x) {
 #if defined(__CUDA_ARCH__)
   return ::exp(x);
 #else
-  constexpr double kRound = 6755399441055744.0;          // 1.5 * 2^52: x + kRound - kRound rounds x
-  constexpr double kInvLn2_128 = 184.6649652337873;      // 128 / ln 2
-  constexpr double kLn2_128Hi = 0x1.62e42ff000000p-8;    // ln 2 / 128 to 32 bits: k * hi is exact
-  constexpr double kLn2_128Lo = -0x1.718432a1b0e26p-42;  // the rest
   if (x < -708.0) return 0.0;
   if (x > 709.78) return std::numeric_limits<double>::infinity();
-  const double kd = x * kInvLn2_128 + kRound;  // k in the low bits of kd
-  const double k = kd - kRound;
-  const double r = (x - k * kLn2_128Hi) - k * kLn2_128Lo;
-  std::uint64_t bits;
-  std::memcpy(&bits, &kd, sizeof bits);
-  const double hi = kExp2Fractions[2 * (bits & 127u)], lo = kExp2Fractions[2 * (bits & 127u) + 1];
-  bits = ((bits >> 7) + 1023u) << 52;  // 2^floor(k / 128)
-  double whole;
-  std::memcpy(&whole, &bits, sizeof whole);
-  const double q = r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0)))));  // e^r - 1
-  return (hi + (lo + hi * q)) * whole;
+  return detail::exp_by_table_in_range(x);
 #endif
 }
+
+#if SALTATION_HOST_VECTORS
+SALTATION_HOST_INLINE inline Double4 select(Mask4 m, Double4 a, Double4 b) {
+  return (Double4)((m & (Mask4)a) | (~m & (Mask4)b));
+}
+
+// exp_by_table of each element, bit for bit.
+SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
+  const Double4 lowest = {-708.0, -708.0, -708.0, -708.0}, highest = {709.78, 709.78, 709.78, 709.78};
+  const Double4 zero = {0.0, 0.0, 0.0, 0.0};
+  const Double4 inf = zero + std::numeric_limits<double>::infinity();
+  const Mask4 below = x < lowest, above = x > highest;
+  const Double4 e = detail::exp_by_table_in_range(select(below | above, zero, x));
+  return select(below, zero, select(above, inf, e));
+}
+#endif
+
+// A group of a sum's terms evaluated at once: for doubles on the host, four of them in a Double4;
+// otherwise (dual numbers, the device) one. make() builds a group from `size` values, at() reads
+// one back.
+template <class S>
+struct Group {
+  using type = S;
+  static constexpr int size = 1;
+  SALTATION_HD static S make(const S* v) { return v[0]; }
+  SALTATION_HD static S at(const S& v, int) { return v; }
+};
+#if SALTATION_HOST_VECTORS
+template <>
+struct Group<double> {
+  using type = Double4;
+  static constexpr int size = 4;
+  SALTATION_HOST_INLINE static Double4 make(const double* v) { return Double4{v[0], v[1], v[2], v[3]}; }
+  SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
+};
+#endif
 
 }  // namespace saltation

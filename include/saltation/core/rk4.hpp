@@ -70,15 +70,17 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
   for (int e = 0; e < N * W; ++e) Y[e] += (h / 6.0) * sumKY[e];
 }
 
-// C = A B for N x N row-major matrices (C may not alias A or B).
+// C = A B for N x N row-major matrices (C may not alias A or B). Each entry sums its products in
+// the order of l, as a dot product would; the loop over the columns c is innermost so that a CPU
+// build runs it in vectors (a row of C at once), which the compiler did not do with the dot
+// products innermost.
 template <int N>
 SALTATION_HD void mat_mul(const double* A, const double* B, double* C) {
-  for (int i = 0; i < N; ++i)
-    for (int c = 0; c < N; ++c) {
-      double acc = 0.0;
-      for (int l = 0; l < N; ++l) acc += A[i * N + l] * B[l * N + c];
-      C[i * N + c] = acc;
-    }
+  for (int i = 0; i < N; ++i) {
+    for (int c = 0; c < N; ++c) C[i * N + c] = 0.0;
+    for (int l = 0; l < N; ++l)
+      for (int c = 0; c < N; ++c) C[i * N + c] += A[i * N + l] * B[l * N + c];
+  }
 }
 
 }  // namespace saltation::core
