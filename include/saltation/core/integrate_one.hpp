@@ -818,51 +818,76 @@ class Trajectory {
         c[r] = terminal == Status::Finished ? acc - f_plus[r] : acc;  // X+ = ... - (f+ - R_q f-) tau
       }
       const double minus_inv_g_dot = -1.0 / g_dot;  // one division per event, not one per column
+      using Gr = Group<double>;
+      using G = Gr::type;
+      constexpr int L = Gr::size;
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         const int count = P - p0 < kChunk ? P - p0 : kChunk;
         double g_theta[kChunk], R_theta[N * kChunk];
         partials.fill(p0, count, needs_reset, g_theta, R_theta);
-        for (int d = 0; d < count; ++d) {
-          const int p = p0 + d, y_col = tan_.flow_column(p);  // N + f, or -1
-          double xs[N];
-          for (int l = 0; l < N; ++l) xs[l] = tan_.Xs[l * P + p];
-          double num = g_theta[d];
-          for (int l = 0; l < N; ++l) num += gY[l] * xs[l];
-          for (int col = N; col < kWidth; ++col)
-            if (col == y_col) num += gY[col];
-          const double tau = pinned ? 0.0 : num * minus_inv_g_dot;
-          // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
-          const auto event_dq = [&](double* dq) {
-            for (int i = 0; i < N; ++i) {
-              double acc = f_minus[i] * tau;
-              for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * xs[l];
-              for (int col = N; col < kWidth; ++col)
-                if (col == y_col) acc += tan_.Y[i * kWidth + col];
-              dq[i] = acc;
-            }
+        // L columns at a time (Group: four in host vectors, else one), each column's entries
+        // formed by the same operations in the same order as one column at a time; past `count`
+        // the group's columns are padding, never stored.
+        for (int d0 = 0; d0 < count; d0 += L) {
+          const int here = count - d0 < L ? count - d0 : L;
+          const auto load = [&](const double* v) {  // v[e] for the group's columns, 0 past them
+            double group[L];
+            for (int e = 0; e < L; ++e) group[e] = e < here ? v[e] : 0.0;
+            return Gr::make(group);
           };
-          if (slot >= 0) {
-            double dq[N];
-            event_dq(dq);
-            out_.template event_column<N>(slot, p, tau, q_minus, dq);
+          // The flow-parameter column's terms of Y (gY, RY), -0.0 where a column has none: x + -0.0
+          // is x for every x, so adding it changes nothing, as not adding.
+          double g_flow[L], RY_flow[N * L];
+          for (int e = 0; e < L; ++e) {
+            const int y_col = e < here ? tan_.flow_column(p0 + d0 + e) : -1;  // N + f, or -1
+            g_flow[e] = y_col >= 0 ? gY[y_col] : -0.0;
+            for (int r = 0; r < N; ++r) RY_flow[r * L + e] = y_col >= 0 ? RY[r * kWidth + y_col] : -0.0;
           }
-          if (terminal == Status::EventCapacity) {
-            double dq[N];
-            event_dq(dq);
-            for (int k = 0; k < N; ++k) out_.final_dq(k, p, dq[k]);
-            continue;
-          }
-          for (int r = 0; r < N; ++r) {
-            double total = R_theta[r * kChunk + d] + c[r] * tau;
-            for (int l = 0; l < N; ++l) total += RY[r * kWidth + l] * xs[l];
-            for (int col = N; col < kWidth; ++col)
-              if (col == y_col) total += RY[r * kWidth + col];
-            if (terminal == Status::Finished) {
-              tan_.Xs[r * P + p] = total;
-            } else {
-              out_.final_dq(r, p, total);
+          G xs[N];
+          for (int l = 0; l < N; ++l) xs[l] = load(tan_.Xs + l * P + p0 + d0);
+          G num = load(g_theta + d0);
+          for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
+          num = num + Gr::make(g_flow);
+          const double zeros[L] = {};
+          const G tau = pinned ? Gr::make(zeros) : num * minus_inv_g_dot;
+          for (int e = 0; e < here; ++e) {
+            const int p = p0 + d0 + e, y_col = tan_.flow_column(p);
+            const double tau_p = Gr::at(tau, e);
+            // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
+            const auto event_dq = [&](double* dq) {
+              for (int i = 0; i < N; ++i) {
+                double acc = f_minus[i] * tau_p;
+                for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * tan_.Xs[l * P + p];
+                if (y_col >= 0) acc += tan_.Y[i * kWidth + y_col];
+                dq[i] = acc;
+              }
+            };
+            if (slot >= 0) {
+              double dq[N];
+              event_dq(dq);
+              out_.template event_column<N>(slot, p, tau_p, q_minus, dq);
+            }
+            if (terminal == Status::EventCapacity) {
+              double dq[N];
+              event_dq(dq);
+              for (int k = 0; k < N; ++k) out_.final_dq(k, p, dq[k]);
             }
           }
+          if (terminal == Status::EventCapacity) continue;
+          G total[N];
+          for (int r = 0; r < N; ++r) {
+            total[r] = load(R_theta + r * kChunk + d0) + c[r] * tau;
+            for (int l = 0; l < N; ++l) total[r] = total[r] + RY[r * kWidth + l] * xs[l];
+            total[r] = total[r] + Gr::make(RY_flow + r * L);
+          }
+          for (int r = 0; r < N; ++r)
+            for (int e = 0; e < here; ++e) {
+              if (terminal == Status::Finished) {
+                tan_.Xs[r * P + p0 + d0 + e] = Gr::at(total[r], e);
+              } else {
+                out_.final_dq(r, p0 + d0 + e, Gr::at(total[r], e));
+              }
+            }
         }
       }
       if (terminal == Status::Finished) tan_.restart_segment();
