@@ -193,6 +193,7 @@ struct Group {
   static constexpr int size = 1;
   SALTATION_HD static S make(const S* v) { return v[0]; }
   SALTATION_HD static S at(const S& v, int) { return v; }
+  SALTATION_HD static bool is_set(bool m, int) { return m; }  // element e of a comparison's result
 };
 #if SALTATION_HOST_VECTORS
 template <>
@@ -201,7 +202,9 @@ struct Group<double> {
   static constexpr int size = 4;
   SALTATION_HOST_INLINE static Double4 make(const double* v) { return Double4{v[0], v[1], v[2], v[3]}; }
   SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
+  SALTATION_HOST_INLINE static bool is_set(const Mask4& m, int e) { return m[e] != 0; }
 };
+SALTATION_HOST_INLINE inline Double4 value_of(const Double4& x) { return x; }
 #endif
 
 }  // namespace saltation

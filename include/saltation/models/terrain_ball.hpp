@@ -32,8 +32,8 @@ struct TerrainBall {
   // the terrain leaves it out there: the guard costs one compare per far bump instead of an exp,
   // and the guard bound below needs only the bumps within reach of the step (docs/models.md).
   static constexpr double kReach = 8.8477965;  // sqrt(2 ln 1e17)
-  template <class S>
-  SALTATION_HD static auto in_reach(const S& x, const S& b, const S& w) {
+  template <class X, class S>
+  SALTATION_HD static auto in_reach(const X& x, const S& b, const S& w) {
     const S d = x - b;
     return d * d <= (kReach * kReach) * (w * w);
   }
@@ -53,17 +53,20 @@ struct TerrainBall {
     constexpr int L = Gr::size;
     for (int k0 = 0; k0 < K; k0 += L) {
       S a[L], b[L], w[L];
-      bool near[L], any = false;
       for (int e = 0; e < L; ++e) {
         const int k = k0 + e;
         a[e] = k < K ? S(th[BUMP0 + 3 * k]) : S(0.0);  // past K: no bump
         b[e] = k < K ? S(th[BUMP0 + 3 * k + 1]) : S(0.0);
         w[e] = k < K ? S(th[BUMP0 + 3 * k + 2]) : S(1.0);
-        near[e] = k < K && in_reach(value_of(x), value_of(b[e]), value_of(w[e]));
+      }
+      const G ag = Gr::make(a), bg = Gr::make(b), wg = Gr::make(w);
+      const auto reach = in_reach(value_of(x), value_of(bg), value_of(wg));
+      bool near[L], any = false;
+      for (int e = 0; e < L; ++e) {
+        near[e] = k0 + e < K && Gr::is_set(reach, e);
         any = any || near[e];
       }
       if (!any) continue;
-      const G ag = Gr::make(a), bg = Gr::make(b), wg = Gr::make(w);
       const G u = (x - bg) / wg;
       const G bump = ag * exp_by_table(-0.5 * u * u);
       const G slope = bump * u / wg;
