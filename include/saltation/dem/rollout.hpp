@@ -344,10 +344,25 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       for (int p = 0; p < n_tangents; ++p) SD(oDV + (long)p * n_coords + k) += h * SD(oDF + (long)p * n_coords + k);
     }
   };
-  auto drift = [&](int d) {  // x += dt v
+  // A step's kicks and drift: the previous step's closing kick (when `closing`; deferred to here,
+  // where its force is the same) and this step's opening kick, then x += dt v. The same operations
+  // in the same order as kick, kick, drift, with h F formed once and each value loaded once.
+  auto kicks_and_drift = [&](int d, bool closing) {
+    const T h = SD(oH + d);
+    auto update = [&](long ov, long of, long ox) {
+      const T hF = h * SD(of);
+      T v = SD(ov);
+      if (closing) v += hF;
+      v += hF;
+      SD(ov) = v;
+      SD(ox) += dt * v;
+    };
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
-      SD(oX + k) += dt * SD(oV + k);
-      for (int p = 0; p < n_tangents; ++p) SD(oDX + (long)p * n_coords + k) += dt * SD(oDV + (long)p * n_coords + k);
+      update(oV + k, oF + k, oX + k);
+      for (int p = 0; p < n_tangents; ++p) {
+        const long op = (long)p * n_coords + k;
+        update(oDV + op, oDF + op, oDX + op);
+      }
     }
   };
   const int n_loss_components = ((c.loss_components & 1) ? 1 : 0) + ((c.loss_components & 2) ? 1 : 0);
@@ -417,9 +432,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     bool pending_kick = false;
     for (int st = 0; st < c.stride && !stop; ++st) {
       team.for_each(n_disks, [&](int d) {
-        if (pending_kick) kick(d);
-        kick(d);
-        drift(d);
+        kicks_and_drift(d, pending_kick);
       });
       pending_kick = true;
       if (c.use_cells) {
