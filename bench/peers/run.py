@@ -175,14 +175,31 @@ def matched_accuracy(points, K, sens):
     return out
 
 
+def sensitivity_over_forward(points):
+    """Issue 13, item 5: saltation's time with sensitivities over its forward time at the same dt
+    and probes, point by point, in the order of the sweep (P = 5 + 3 K)."""
+    time = {(p["K"], p["setting"], p["sens"]): p["time_per_traj_s"]["median"]
+            for p in points if p["tool"] == "saltation"}
+    return [{"K": K, "P": 5 + 3 * K, "setting": setting, "forward_s": time[(K, setting, False)],
+             "sensitivities_s": t, "ratio": t / time[(K, setting, False)]}
+            for (K, setting, sens), t in time.items() if sens and (K, setting, False) in time]
+
+
 def targets(result):
     """The performance targets of the issue, each with the measured ratio (peer time / saltation
     time at matched accuracy; above 1 saltation is faster) and whether it is met."""
     rows = []
 
-    def add(what, required, measured, note="", comparable=True):
-        met = (measured is not None and measured >= required) if comparable else None
+    def add(what, required, measured, note="", comparable=True, at_most=False):
+        met = None
+        if comparable:
+            met = measured is not None and (measured <= required if at_most else measured >= required)
         rows.append({"target": what, "required": required, "measured": measured, "met": met, "note": note})
+
+    p14 = [r["ratio"] for r in result["sensitivity_over_forward"] if r["P"] == 14]
+    if p14:
+        add("sensitivities / forward at P = 14, the largest over every dt and probes (at most)", 1.5, max(p14),
+            at_most=True)
 
     ran = {p["tool"] for p in result["points"]}
     for entry in result["matched_accuracy"]:
@@ -275,7 +292,13 @@ def write_markdown(path, result):
         if d["missing"]:
             lines.append("Disk peers not measured: " + "; ".join(f"{t}: {why}" for t, why in d["missing"].items()))
     lines += ["", "Peers not measured: " + ("; ".join(f"{t}: {why}" for t, why in result["missing"].items()) or "none"), ""]
-    lines += ["## Targets (issue 13, item 6): required and measured ratio (peer / saltation; threads: speed-up)", "",
+    lines += ["## Sensitivities over forward (issue 13, item 5; saltation, same dt and probes, medians)", "",
+              "| K | P | setting | forward | with sensitivities | ratio |", "|---|---|---|---|---|---|"]
+    for r in result["sensitivity_over_forward"]:
+        lines.append(f"| {r['K']} | {r['P']} | {r['setting']} | {r['forward_s'] * 1e6:.1f} us | "
+                     f"{r['sensitivities_s'] * 1e6:.1f} us | {r['ratio']:.2f} |")
+    lines += ["", "## Targets (issue 13, items 5 and 6): required and measured ratio (peer / saltation; threads: "
+              "speed-up; item 5: sensitivities / forward, at most)", "",
               "| target | required | measured | met | note |", "|---|---|---|---|---|"]
     for t in result["targets"]:
         measured = f"{t['measured']:.2f}" if t["measured"] is not None else "-"
@@ -437,6 +460,7 @@ def main():
         "points": out_points,
         "matched_accuracy": [m for K in args.K for sens in (False, True) for m in matched_accuracy(out_points, K, sens)],
     }
+    result["sensitivity_over_forward"] = sensitivity_over_forward(out_points)
     result["targets"] = targets(result)
     os.makedirs(args.out, exist_ok=True)
     json.dump(result, open(os.path.join(args.out, "work_precision.json"), "w"), indent=1)
