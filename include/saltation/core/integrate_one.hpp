@@ -838,8 +838,9 @@ class Trajectory {
           // The flow-parameter column's terms of Y (gY, RY), -0.0 where a column has none: x + -0.0
           // is x for every x, so adding it changes nothing, as not adding.
           double g_flow[L], RY_flow[N * L];
+          int y_cols[L];  // each column's flow column of Y: N + f, or -1
           for (int e = 0; e < L; ++e) {
-            const int y_col = e < here ? tan_.flow_column(p0 + d0 + e) : -1;  // N + f, or -1
+            const int y_col = y_cols[e] = e < here ? tan_.flow_column(p0 + d0 + e) : -1;
             g_flow[e] = y_col >= 0 ? gY[y_col] : -0.0;
             for (int r = 0; r < N; ++r) RY_flow[r * L + e] = y_col >= 0 ? RY[r * kWidth + y_col] : -0.0;
           }
@@ -851,7 +852,7 @@ class Trajectory {
           const double zeros[L] = {};
           const G tau = pinned ? Gr::make(zeros) : num * minus_inv_g_dot;
           for (int e = 0; e < here; ++e) {
-            const int p = p0 + d0 + e, y_col = tan_.flow_column(p);
+            const int p = p0 + d0 + e, y_col = y_cols[e];
             const double tau_p = Gr::at(tau, e);
             // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
             const auto event_dq = [&](double* dq) {

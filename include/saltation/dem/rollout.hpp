@@ -337,25 +337,18 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     team.for_each(n_disks, force_on);
   };
 
-  auto kick = [&](int d) {  // v += dt/2 F/m
-    const T h = SD(oH + d);
-    for (int k = 2 * d; k < 2 * d + 2; ++k) {
-      SD(oV + k) += h * SD(oF + k);
-      for (int p = 0; p < n_tangents; ++p) SD(oDV + (long)p * n_coords + k) += h * SD(oDF + (long)p * n_coords + k);
-    }
-  };
-  // A step's kicks and drift: the previous step's closing kick (when `closing`; deferred to here,
-  // where its force is the same) and this step's opening kick, then x += dt v. The same operations
-  // in the same order as kick, kick, drift, with h F formed once and each value loaded once.
-  auto kicks_and_drift = [&](int d, bool closing) {
+  // Disk d's kicks (v += dt/2 F/m) and drift: the previous step's closing kick when `closing`
+  // (deferred to the next step, where its force is the same, or done at a frame's end), then, when
+  // `opening`, this step's opening kick and x += dt v; h F is formed once and each value loaded once.
+  auto kicks = [&](int d, bool closing, bool opening) {
     const T h = SD(oH + d);
     auto update = [&](long ov, long of, long ox) {
       const T hF = h * SD(of);
       T v = SD(ov);
       if (closing) v += hF;
-      v += hF;
+      if (opening) v += hF;
       SD(ov) = v;
-      SD(ox) += dt * v;
+      if (opening) SD(ox) += dt * v;
     };
     for (int k = 2 * d; k < 2 * d + 2; ++k) {
       update(oV + k, oF + k, oX + k);
@@ -432,7 +425,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     bool pending_kick = false;
     for (int st = 0; st < c.stride && !stop; ++st) {
       team.for_each(n_disks, [&](int d) {
-        kicks_and_drift(d, pending_kick);
+        kicks(d, pending_kick, true);
       });
       pending_kick = true;
       if (c.use_cells) {
@@ -445,7 +438,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     }
     if (stop) break;
     team.for_each(n_disks, [&](int d) {
-      kick(d);
+      kicks(d, true, false);
       save(f, d);
     });
     // read before any()'s barrier, as stopped() does
