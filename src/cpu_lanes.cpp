@@ -288,12 +288,16 @@ class LaneGroup {
       if (i >= n_) return;
       for (int p = 0; p < P; ++p) rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
       lane_[l].emplace(m_, o_, RowParams{rows_.get() + l, kW}, i, out_);
-      if constexpr (has_lane_guard_bound<Model>::value) summary_ = m_.guard_summary(LaneArray{rows_.get()});
+      if constexpr (has_lane_guard_bound<Model>::value) summarize();
       if (!lane_[l]->begin()) return;
       counter_.one_done();
       lane_[l].reset();
     }
   }
+
+  // The guard bound's summary of the lanes' rows. Flattened as lanes_rk4_step: called out of line,
+  // the model's template is compiled for the baseline, which passes lane vectors differently.
+  __attribute__((flatten)) void summarize() { summary_ = m_.guard_summary(LaneArray{rows_.get()}); }
 
   const Model& m_;
   const Options& o_;

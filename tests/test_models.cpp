@@ -167,6 +167,49 @@ TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
   expect_exclusion_conservative<192>(7);
 }
 
+// Wherever the departure bound excludes the step after an impact, the guard stays above 0 along it
+// from the first probe on (400 points), and it excludes most steps after clear bounces.
+template <int K>
+void expect_departure_exclusion_conservative(std::uint64_t seed) {
+  using Model = TerrainBall<K>;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Model m;
+  int excluded = 0, clear = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<double> theta = sample_terrain_row<K>(rng);
+    theta[Model::C] = trial % 4 == 0 ? 0.0 : 0.5 * u(rng);
+    const RowParams th{theta.data(), 1};
+    // A post-impact state on the terrain: any direction, speeds up to 4, including ones heading
+    // back into it and ones skimming along it.
+    double q0[4] = {3.0 * u(rng), 0.0, 4.0 * u(rng) - 2.0, 4.0 * u(rng) - 2.0};
+    double h0, dh0;
+    m.terrain(q0[0], th, h0, dh0);
+    q0[1] = h0;
+    const double departure = q0[3] - dh0 * q0[2];  // G'(0)
+    for (const double dt : {1e-3, 1e-2, 2e-2, 4e-2}) {
+      for (const int probes : {0, 3}) {
+        const double s_first = dt / (probes + 1);
+        if (!m.departure_excluded(0, 0, q0, s_first, dt, th, m.guard_summary(th))) continue;
+        ++excluded;
+        for (int s = 0; s <= 400; ++s) {
+          double qs[4];
+          core::rk4_step(m, q0, 0, th, s_first + (dt - s_first) * s / 400.0, qs);
+          ASSERT_GT(m.guard(0, qs, 0, th), 0.0) << "excluded departure crosses the terrain, trial " << trial;
+        }
+      }
+    }
+    if (departure > 1.0) clear += 8;
+  }
+  EXPECT_GT(excluded, clear * 3 / 4) << "the bound should exclude most steps after a clear bounce";
+}
+
+TEST(ModelConcept, TerrainDepartureExclusionIsConservative) {
+  expect_departure_exclusion_conservative<0>(8);
+  expect_departure_exclusion_conservative<3>(9);
+  expect_departure_exclusion_conservative<24>(10);
+}
+
 // affine_flow declarations are true: f_q is the same at unrelated states, in every mode.
 template <class Model>
 void expect_affine_flow(const Model& m, const std::vector<double>& theta, int modes) {

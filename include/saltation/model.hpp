@@ -82,6 +82,15 @@ struct has_guard_exclusion<Model, std::void_t<decltype(std::declval<const Model&
                                       std::declval<const RowParams&>()))>> : std::true_type {};
 
 template <class Model, class = void>
+struct has_departure_exclusion : std::false_type {};
+template <class Model>
+struct has_departure_exclusion<Model, std::void_t<decltype(std::declval<const Model&>().departure_excluded(
+                                          0, 0, static_cast<const double*>(nullptr), 0.0, 0.0,
+                                          std::declval<const RowParams&>(),
+                                          std::declval<const Model&>().guard_summary(std::declval<const RowParams&>())))>>
+    : std::true_type {};
+
+template <class Model, class = void>
 struct has_guard_gradient : std::false_type {};
 template <class Model>
 struct has_guard_gradient<Model, std::void_t<decltype(std::declval<const Model&>().guard_gradient(

@@ -512,6 +512,7 @@ class Trajectory {
     for (int k = 0; k < N; ++k) q_[k] = q[k];
     t_ = t;
     g_left_known_ = false;
+    departing_ = -1;
     return finish_at_t_final();
   }
 
@@ -563,6 +564,7 @@ class Trajectory {
     mode_ = mode_plus;
     t_ = t_e;
     refresh_guards(j);
+    departing_ = j;
     return false;
   }
 
@@ -591,21 +593,32 @@ class Trajectory {
     g_left_known_ = true;
   }
 
-  // True when the model's conservative bound rules out every active guard on this step.
-  SALTATION_HD bool all_guards_excluded(const double* q_end) const { return all_guards_excluded(q_, q_end); }
-  SALTATION_HD bool all_guards_excluded(const double* q_start, const double* q_end) const {
-    if constexpr (has_guard_exclusion<Model>::value) {
+  // True when the model's conservative bounds rule out every active guard on this step: its guard
+  // bound, and for the guard whose event the step starts from (`departing`, the state on it), its
+  // departure bound over the step's probes (the first at s_first, the last at h).
+  SALTATION_HD bool all_guards_excluded(const double* q_start, const double* q_end, int departing = -1,
+                                        double s_first = 0.0, double h = 0.0) const {
+    if constexpr (has_guard_exclusion<Model>::value || has_departure_exclusion<Model>::value) {
       for (int j = 0; j < M; ++j) {
         if (m_.direction(j, mode_) == 0) continue;
-        if constexpr (GuardSummaryOf<Model, Th>::present) {
-          if (!m_.guard_excluded(j, mode_, q_start, q_end, th_, guard_summary_)) return false;
-        } else {
-          if (!m_.guard_excluded(j, mode_, q_start, q_end, th_)) return false;
+        if (guard_excluded(j, q_start, q_end)) continue;
+        if constexpr (has_departure_exclusion<Model>::value) {
+          if (j == departing && m_.departure_excluded(j, mode_, q_start, s_first, h, th_, guard_summary_)) continue;
         }
+        return false;
       }
       return true;
     } else {
       return false;
+    }
+  }
+  SALTATION_HD bool guard_excluded(int j, const double* q_start, const double* q_end) const {
+    if constexpr (!has_guard_exclusion<Model>::value) {
+      return false;
+    } else if constexpr (GuardSummaryOf<Model, Th>::present) {
+      return m_.guard_excluded(j, mode_, q_start, q_end, th_, guard_summary_);
+    } else {
+      return m_.guard_excluded(j, mode_, q_start, q_end, th_);
     }
   }
 
@@ -617,6 +630,9 @@ class Trajectory {
   // state (and, with Sens, its tangent) in q_end / Y_end and, when evaluated, the end guards.
   SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
     g_end_known = false;
+    const int departing = departing_;
+    departing_ = -1;
+    const int pieces = o_.probes + 1;
     if constexpr (Sens) {
       if (affine_step(h)) {
         tan_.affine_full_step(m_, q_, mode_, th_, h, q_end, Y_end);
@@ -628,12 +644,11 @@ class Trajectory {
     } else {
       rk4_step(m_, q_, mode_, th_, h, q_end);
     }
-    if (!all_finite(q_end) || all_guards_excluded(q_end)) return false;
+    if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing, h / pieces, h)) return false;
     if (!g_left_known_) refresh_guards(-1);
     double g_prev[M];
     for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
     double s_prev = 0.0;
-    const int pieces = o_.probes + 1;
     for (int k = 1; k <= pieces; ++k) {
       const bool end = k == pieces;
       const double s = end ? h : h * k / pieces;
@@ -994,6 +1009,9 @@ class Trajectory {
   double t_ = 0.0;
   double g_left_[M];
   bool g_left_known_ = false;  // false after a step the guard bound skipped
+  // The guard whose event was just taken (the state lies on it), until the next step: the model's
+  // departure bound may rule that step out, which its guard bound cannot (docs/models.md).
+  int departing_ = -1;
   int n_events_ = 0;
   double zeno_start_ = -1e300;
   int zeno_count_ = 0;
