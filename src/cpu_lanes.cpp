@@ -204,9 +204,12 @@ class LaneGroup {
         t[l] = lane_[l]->time();
         if constexpr (Sens) {
           const auto& tg = lane_[l]->affine_tangent();
-          for (int e = 0; e < N * N; ++e) Phi[e * kW + l] = tg.Phi[e];
-          for (int e = 0; e < F * N * N; ++e) Psi[e * kW + l] = tg.Psi[e];
-          for (int e = 0; e < F * N; ++e) psi[e * kW + l] = tg.psi[e];
+          if (matrices_mode_[l] != mode) {  // functions of the row and the mode only
+            for (int e = 0; e < N * N; ++e) Phi[e * kW + l] = tg.Phi[e];
+            for (int e = 0; e < F * N * N; ++e) Psi[e * kW + l] = tg.Psi[e];
+            for (int e = 0; e < F * N; ++e) psi[e * kW + l] = tg.psi[e];
+            matrices_mode_[l] = mode;
+          }
           for (int i = 0; i < N; ++i)
             for (int f = 0; f < F; ++f) Y[(i * W + N + f) * kW + l] = tg.Y[i * W + N + f];
         }
@@ -282,6 +285,7 @@ class LaneGroup {
   // left or a stop was requested.
   void refill(int l) {
     lane_[l].reset();
+    matrices_mode_[l] = -1;
     for (;;) {
       if (interrupt_requested()) return;
       const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
@@ -308,6 +312,7 @@ class LaneGroup {
   ProgressCounter& counter_;
   hwy::AlignedFreeUniquePtr<double[]> rows_;  // the lanes' parameter rows, transposed
   std::optional<Traj> lane_[kW];
+  int matrices_mode_[kW];  // with Sens: the mode whose step matrices lane l's columns hold, or -1
   // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).
   typename core::GuardSummaryOf<Model, LaneArray>::type summary_{};
 };

@@ -186,13 +186,14 @@ SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
 
 // A group of a sum's terms evaluated at once: for doubles on the host, four of them in a Double4;
 // otherwise (dual numbers, the device) one. make() builds a group from `size` values, at() reads
-// one back.
+// one back, store() writes them all.
 template <class S>
 struct Group {
   using type = S;
   static constexpr int size = 1;
   SALTATION_HD static S make(const S* v) { return v[0]; }
   SALTATION_HD static S at(const S& v, int) { return v; }
+  SALTATION_HD static void store(const S& v, S* out) { out[0] = v; }  // all `size` values
   SALTATION_HD static bool is_set(bool m, int) { return m; }  // element e of a comparison's result
 };
 #if SALTATION_HOST_VECTORS
@@ -202,6 +203,9 @@ struct Group<double> {
   static constexpr int size = 4;
   SALTATION_HOST_INLINE static Double4 make(const double* v) { return Double4{v[0], v[1], v[2], v[3]}; }
   SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
+  SALTATION_HOST_INLINE static void store(const Double4& v, double* out) {
+    for (int e = 0; e < 4; ++e) out[e] = v[e];
+  }
   SALTATION_HOST_INLINE static bool is_set(const Mask4& m, int e) { return m[e] != 0; }
 };
 SALTATION_HOST_INLINE inline Double4 value_of(const Double4& x) { return x; }

@@ -109,15 +109,22 @@ struct Tangents<Model, true> {
   // functions of the mode and theta only; so is its flow-parameter tangent,
   //   Y_F' = Phi Y_F + Psi_f q + psi_f,   Psi_f = dPhi/dtheta_f, psi_f = dc/dtheta_f.
   // All three are formed once per mode from the generic tangent step (rk4_tangent_step with
-  // Y = [I | 0] at q = 0 and at each unit vector: the q-columns give Phi, the F-columns psi_f and
-  // psi_f + Psi_f e_k). A full step then costs the forward rk4_step (its state bit for bit) and a
-  // few independent products for Y_F, instead of the four chained stages on dual numbers. Full
-  // steps advance only the F columns of Y; its q-columns lack the factor Phi^pending, applied by
-  // up_to_date() when they are needed (at events, a shorter step and the end): O(log pending)
-  // N x N products instead of one N x N x N product per step.
+  // Y = [I | 0] at q = 0, whose q-columns give Phi and F-columns psi_f, then its F-columns alone
+  // from 0 at each unit vector, psi_f + Psi_f e_k). A full step then costs the forward rk4_step
+  // (its state bit for bit) and a few independent products for Y_F, instead of the four chained
+  // stages on dual numbers. Full steps advance only the F columns of Y; its q-columns lack the
+  // factor Phi^pending, applied by up_to_date() when they are needed (at events, a shorter step
+  // and the end): the power by squaring, O(log pending) N x N products instead of one N x N x N
+  // product per step. Its squares Phi^(2^k) are the same at every event of the mode, so the first
+  // kSquares are kept once formed: an event between a handful of steps then costs a product or
+  // two instead of twice as many squarings besides (the same products in the same order, so the
+  // same bits).
+  static constexpr int kSquares = 4;
   double Phi[N * N];
   double Psi[F * N * N > 0 ? F * N * N : 1];  // [(f * N + i) * N + l]
   double psi[F * N > 0 ? F * N : 1];          // [f * N + i]
+  double squares[kSquares][N * N];            // squares[k] = Phi^(2^(k+1)), the first squares_known
+  int squares_known = 0;
   int affine_mode = -1;
   int pending = 0;
 
@@ -136,6 +143,7 @@ struct Tangents<Model, true> {
     if (affine_mode == mode) return;
     up_to_date();
     form_affine_step(m, mode, th, h);
+    squares_known = 0;
     affine_mode = mode;
   }
   template <class Model_, class Th>
@@ -146,7 +154,8 @@ struct Tangents<Model, true> {
         at[i] = i == k ? 1.0 : 0.0;
         for (int c = 0; c < W; ++c) I[i * W + c] = (c == i) ? 1.0 : 0.0;
       }
-      rk4_tangent_step(m, at, mode, th, h, unused, I);
+      if (k < 0) rk4_tangent_step(m, at, mode, th, h, unused, I);
+      else if constexpr (F > 0) rk4_tangent_step<N>(m, at, mode, th, h, unused, I);
       for (int f = 0; f < F; ++f)
         for (int i = 0; i < N; ++i) {
           if (k < 0) psi[f * N + i] = I[i * W + N + f];
@@ -165,23 +174,34 @@ struct Tangents<Model, true> {
 
   // Applies the pending full steps to the q-columns of Y: Y_q = Phi^pending Y_q, the power by
   // squaring; Y_q is mostly the identity (a segment with no step other than full ones), and then
-  // it is the power. (Starting the power at Phi instead of I x Phi made the device's sensitivity
-  // kernel for TerrainBall<3> spill: 255 registers and 76 bytes of spills instead of 218.)
+  // it is the power. The power starts as 0 + the first factor, the bits of I x that factor (for
+  // finite entries: the factor itself, a zero as +0). (Starting the power at Phi instead of
+  // I x Phi made the device's sensitivity kernel for TerrainBall<3> spill: 255 registers and 76
+  // bytes of spills instead of 218.)
   SALTATION_HD void up_to_date() {
     if (pending == 0) return;
-    double power[N * N], base[N * N], tmp[N * N];
-    for (int e = 0; e < N * N; ++e) {
-      power[e] = (e % (N + 1) == 0) ? 1.0 : 0.0;
-      base[e] = Phi[e];
-    }
-    for (int n = pending; n > 0; n >>= 1) {
+    double power[N * N], beyond[N * N], tmp[N * N];
+    bool started = false;
+    int k = 0;  // the factor Phi^(2^k)
+    for (int n = pending; n > 0; n >>= 1, ++k) {
+      const double* base = k == 0 ? Phi : k <= kSquares ? squares[k - 1] : beyond;
       if (n & 1) {
-        mat_mul<N>(power, base, tmp);
-        for (int e = 0; e < N * N; ++e) power[e] = tmp[e];
+        if (started) {
+          mat_mul<N>(power, base, tmp);
+          for (int e = 0; e < N * N; ++e) power[e] = tmp[e];
+        } else {
+          for (int e = 0; e < N * N; ++e) power[e] = 0.0 + base[e];
+          started = true;
+        }
       }
-      if (n > 1) {
+      if (n == 1) break;
+      // The next factor: kept, formed now and kept, or past the kept ones formed in `beyond`.
+      if (k < kSquares && k >= squares_known) {
+        mat_mul<N>(base, base, squares[k]);
+        squares_known = k + 1;
+      } else if (k >= kSquares) {
         mat_mul<N>(base, base, tmp);
-        for (int e = 0; e < N * N; ++e) base[e] = tmp[e];
+        for (int e = 0; e < N * N; ++e) beyond[e] = tmp[e];
       }
     }
     bool identity = true;
@@ -896,7 +916,11 @@ class Trajectory {
             for (int l = 0; l < N; ++l) total[r] = total[r] + RY[r * kWidth + l] * xs[l];
             total[r] = total[r] + Gr::make(RY_flow + r * L);
           }
-          for (int r = 0; r < N; ++r)
+          for (int r = 0; r < N; ++r) {
+            if (terminal == Status::Finished && here == L) {  // a whole group at once
+              Gr::store(total[r], tan_.Xs + r * P + p0 + d0);
+              continue;
+            }
             for (int e = 0; e < here; ++e) {
               if (terminal == Status::Finished) {
                 tan_.Xs[r * P + p0 + d0 + e] = Gr::at(total[r], e);
@@ -904,6 +928,7 @@ class Trajectory {
                 out_.final_dq(r, p0 + d0 + e, Gr::at(total[r], e));
               }
             }
+          }
         }
       }
       if (terminal == Status::Finished) tan_.restart_segment();

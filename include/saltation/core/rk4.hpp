@@ -30,44 +30,51 @@ constexpr int tangent_width() {
 }
 
 // One RK4 step of the state together with the tangent Y (N x W, row-major), using the same
-// stages: Y' = f_q Y + [0 | f_theta_flow], from one evaluation of the flow on Dual<W> per stage,
-// so the work per step is independent of the total parameter count P. The state
-// values are bit-identical to rk4_step's (same operations in the same order).
-template <class Model, class Th>
+// stages: Y' = f_q Y + [0 | f_theta_flow], from one evaluation of the flow on Dual<W - C0> per
+// stage, so the work per step is independent of the total parameter count P. Only the columns
+// C0..W-1 of Y are carried (C0 = N: the flow-parameter columns alone, which a tangent started at
+// Y_F = 0 needs); each column's entries are the same bits whichever columns are carried, since a
+// dual number's slots do not mix. The state values are bit-identical to rk4_step's (same
+// operations in the same order).
+template <int C0 = 0, class Model, class Th>
 SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h,
                                    double* out, double* Y) {
-  constexpr int N = Model::N, W = tangent_width<Model>();
-  using D = Dual<W>;
-  const FlowSeededParams<Model, Th> fth{th};
-  double k[4][N], s[N], Ys[N * W], sumKY[N * W];
+  constexpr int N = Model::N, W = tangent_width<Model>(), C = W - C0;
+  static_assert(C0 >= 0 && C0 <= N, "the carried columns start at a q-column or at the first flow parameter's");
+  using D = Dual<C>;
+  const FlowSeededParams<Model, Th, N - C0> fth{th};
+  double k[4][N], s[N], Ys[N * C], sumKY[N * C];
   const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
   const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
-  double KY[N * W];
+  double KY[N * C];
   for (int st = 0; st < 4; ++st) {
     if (st == 0) {
       for (int i = 0; i < N; ++i) s[i] = q[i];
-      for (int e = 0; e < N * W; ++e) Ys[e] = Y[e];
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < C; ++c) Ys[i * C + c] = Y[i * W + C0 + c];
     } else {
       const double a = stage_scale[st] * h;
       for (int i = 0; i < N; ++i) s[i] = q[i] + a * k[st - 1][i];
-      for (int e = 0; e < N * W; ++e) Ys[e] = Y[e] + a * KY[e];
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < C; ++c) Ys[i * C + c] = Y[i * W + C0 + c] + a * KY[i * C + c];
     }
     // Seeding the duals with the stage tangent gives KY = f_q Ys + [0 | f_theta] directly as the
-    // flow's directional derivatives (the theta seeds sit in slots N..W-1).
+    // flow's directional derivatives (the theta seeds sit in the flow parameters' slots).
     D sd[N], fd[N];
     for (int i = 0; i < N; ++i) {
       sd[i] = D(s[i]);
-      for (int c = 0; c < W; ++c) sd[i].d[c] = Ys[i * W + c];
+      for (int c = 0; c < C; ++c) sd[i].d[c] = Ys[i * C + c];
     }
     m.flow(sd, mode, fth, fd);
     for (int i = 0; i < N; ++i) {
       k[st][i] = fd[i].v;
-      for (int c = 0; c < W; ++c) KY[i * W + c] = fd[i].d[c];
+      for (int c = 0; c < C; ++c) KY[i * C + c] = fd[i].d[c];
     }
-    for (int e = 0; e < N * W; ++e) sumKY[e] = st == 0 ? KY[e] : sumKY[e] + stage_weight[st] * KY[e];
+    for (int e = 0; e < N * C; ++e) sumKY[e] = st == 0 ? KY[e] : sumKY[e] + stage_weight[st] * KY[e];
   }
   for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k[0][i] + 2.0 * k[1][i] + 2.0 * k[2][i] + k[3][i]);
-  for (int e = 0; e < N * W; ++e) Y[e] += (h / 6.0) * sumKY[e];
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) Y[i * W + C0 + c] += (h / 6.0) * sumKY[i * C + c];
 }
 
 // C = A B for N x N row-major matrices (C may not alias A or B). Each entry sums its products in
@@ -77,9 +84,11 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
 template <int N>
 SALTATION_HD void mat_mul(const double* A, const double* B, double* C) {
   for (int i = 0; i < N; ++i) {
-    for (int c = 0; c < N; ++c) C[i * N + c] = 0.0;
+    double row[N];  // in registers: C through the pointer would be stored and reloaded each time
+    for (int c = 0; c < N; ++c) row[c] = 0.0;
     for (int l = 0; l < N; ++l)
-      for (int c = 0; c < N; ++c) C[i * N + c] += A[i * N + l] * B[l * N + c];
+      for (int c = 0; c < N; ++c) row[c] += A[i * N + l] * B[l * N + c];
+    for (int c = 0; c < N; ++c) C[i * N + c] = row[c];
   }
 }
 

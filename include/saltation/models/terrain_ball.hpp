@@ -291,41 +291,37 @@ struct TerrainBall {
     R_q[3 * N + 2] = ctx.dvy[3];
     R_q[3 * N + 3] = ctx.dvy[4];
   }
+  // A bump's three parameters share its exp and most products, so the bumps are taken whole (the
+  // parameters one at a time recomputed them for each).
   template <class Th>
   SALTATION_HD void event_param_partials(const EventContext& ctx, int p0, int count, const Th& th, double* g_theta,
                                          double* R_theta, int stride) const {
-    int k_ex = -1;  // the bump whose exp is in ex: one exp per bump, not one per parameter
-    double ex = 0.0;
-    for (int c = 0; c < count; ++c) {
-      const int p = p0 + c;
-      double dh_dp = 0.0, ddh_dp = 0.0, dv_direct_x = 0.0, dv_direct_y = 0.0;
-      if (p == E || p == MU) {
-        dv_direct_x = ctx.dvx[p == E ? 1 : 2];
-        dv_direct_y = ctx.dvy[p == E ? 1 : 2];
-      } else if (p >= BUMP0) {
-        const int k = (p - BUMP0) / 3, which = (p - BUMP0) % 3;
-        const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
-        const double u = (ctx.x - b) / w;
-        if (k != k_ex) {
-          ex = in_reach(ctx.x, b, w) ? exp_by_table(-0.5 * u * u) : 0.0;
-          k_ex = k;
-        }
-        if (which == 0) {  // amplitude
-          dh_dp = ex;
-          ddh_dp = -ex * u / w;
-        } else if (which == 1) {  // centre
-          dh_dp = a * ex * u / w;
-          ddh_dp = a * ex * (1.0 - u * u) / (w * w);
-        } else {  // width
-          dh_dp = a * ex * u * u / w;
-          ddh_dp = a * ex * u * (2.0 - u * u) / (w * w);
-        }
-      }
+    // Column c from d h / d theta and d h' / d theta (the terrain's) and theta's direct part of d v+.
+    const auto column = [&](int c, double dh_dp, double ddh_dp, double dv_direct_x, double dv_direct_y) {
       g_theta[c] = -dh_dp;
       R_theta[0 * stride + c] = 0.0;
       R_theta[1 * stride + c] = 0.0;
       R_theta[2 * stride + c] = ctx.dvx[0] * ddh_dp + dv_direct_x;
       R_theta[3 * stride + c] = ctx.dvy[0] * ddh_dp + dv_direct_y;
+    };
+    for (int c = 0; c < count && p0 + c < BUMP0; ++c) {
+      const int p = p0 + c;
+      const bool direct = p == E || p == MU;
+      column(c, 0.0, 0.0, direct ? ctx.dvx[p == E ? 1 : 2] : 0.0, direct ? ctx.dvy[p == E ? 1 : 2] : 0.0);
+    }
+    const int first = p0 < BUMP0 ? BUMP0 : p0, last = p0 + count - 1;
+    for (int k = (first - BUMP0) / 3; k < K && BUMP0 + 3 * k <= last; ++k) {
+      const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
+      const double u = (ctx.x - b) / w;
+      const double ex = in_reach(ctx.x, b, w) ? exp_by_table(-0.5 * u * u) : 0.0;
+      const double aex = a * ex, aexu = aex * u;
+      // d h and d h' by amplitude, centre and width
+      const double dh[3] = {ex, aexu / w, aexu * u / w};
+      const double ddh[3] = {-ex * u / w, aex * (1.0 - u * u) / (w * w), aexu * (2.0 - u * u) / (w * w)};
+      for (int which = 0; which < 3; ++which) {
+        const int c = BUMP0 + 3 * k + which - p0;
+        if (c >= 0 && c < count) column(c, dh[which], ddh[which], 0.0, 0.0);
+      }
     }
   }
 
