@@ -270,15 +270,30 @@ struct TerrainBall {
     ctx.x = q[0];
     double h, dh;
     terrain(q[0], th, h, dh, &ctx.d2h);
-    using D = Dual<5>;
-    D vxp, vyp;
-    impact_velocity(D::variable(dh, 0), D::variable(q[2], 3), D::variable(q[3], 4), D::variable(th[E], 1),
-                    D::variable(th[MU], 2), vxp, vyp);
-    for (int s = 0; s < 5; ++s) {
-      ctx.dvx[s] = vxp.d[s];
-      ctx.dvy[s] = vyp.d[s];
-    }
+    impact_velocity_partials(dh, q[2], q[3], th[E], th[MU], ctx.dvx, ctx.dvy);
     return ctx;
+  }
+  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-) of impact_velocity, by hand (on Dual<5> it was most of an
+  // event's partials): with r = 1 / sqrt(1 + dh^2), dn/d dh = -r^2 t and dt/d dh = r^2 n, so
+  // d vn/d dh = -r^2 vt and d vt/d dh = r^2 vn.
+  SALTATION_HD static void impact_velocity_partials(double dh, double vx, double vy, double e, double mu, double* dvx,
+                                                    double* dvy) {
+    const double r = 1.0 / ::sqrt(1.0 + dh * dh), r2 = r * r;
+    const double nx = -dh * r, ny = r, tx = r, ty = dh * r;
+    const double vn = vx * nx + vy * ny, vt = vx * tx + vy * ty;
+    const double an = -e * vn, at = (1.0 - mu) * vt;
+    // by dh: v+ = an n + at t, each factor moving
+    const double dan = e * r2 * vt, dat = (1.0 - mu) * r2 * vn;
+    dvx[0] = dan * nx + an * (-r2 * tx) + dat * tx + at * (r2 * nx);
+    dvy[0] = dan * ny + an * (-r2 * ty) + dat * ty + at * (r2 * ny);
+    dvx[1] = -vn * nx;  // by e
+    dvy[1] = -vn * ny;
+    dvx[2] = -vt * tx;  // by mu
+    dvy[2] = -vt * ty;
+    dvx[3] = -e * nx * nx + (1.0 - mu) * tx * tx;  // by vx-: d vn = nx, d vt = tx
+    dvy[3] = -e * nx * ny + (1.0 - mu) * tx * ty;
+    dvx[4] = -e * ny * nx + (1.0 - mu) * ty * tx;  // by vy-: d vn = ny, d vt = ty
+    dvy[4] = -e * ny * ny + (1.0 - mu) * ty * ty;
   }
   // R_q = d q+ / d q- (row-major N x N): the position is kept, and v+ moves with x through the
   // slope (dh/dx = h'') and with v- directly.
