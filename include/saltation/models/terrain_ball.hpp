@@ -109,13 +109,23 @@ struct TerrainBall {
   template <class S>
   SALTATION_HD static void impact_velocity(const S& dh, const S& vx, const S& vy, const S& e, const S& mu, S& vx_plus,
                                            S& vy_plus) {
-    const S inv_norm = 1.0 / sqrt(1.0 + dh * dh);
-    const S nx = -dh * inv_norm, ny = inv_norm;  // unit normal
-    const S tx = inv_norm, ty = dh * inv_norm;   // unit tangent
+    const ImpactFrame<S> f = impact_frame(dh, vx, vy, e, mu);
+    vx_plus = f.an * f.nx + f.at * f.tx;
+    vy_plus = f.an * f.ny + f.at * f.ty;
+  }
+  // The impact's local frame on terrain of slope dh: r = 1 / sqrt(1 + dh^2), unit normal n and
+  // tangent t, the velocity's normal and tangential parts vn, vt and theirs after the impact,
+  // an = -e vn and at = (1 - mu) vt (impact_velocity and its partials).
+  template <class S>
+  struct ImpactFrame {
+    S r, nx, ny, tx, ty, vn, vt, an, at;
+  };
+  template <class S>
+  SALTATION_HD static ImpactFrame<S> impact_frame(const S& dh, const S& vx, const S& vy, const S& e, const S& mu) {
+    const S r = 1.0 / sqrt(1.0 + dh * dh);
+    const S nx = -dh * r, ny = r, tx = r, ty = dh * r;
     const S vn = vx * nx + vy * ny, vt = vx * tx + vy * ty;
-    const S an = -e * vn, at = (1.0 - mu) * vt;
-    vx_plus = an * nx + at * tx;
-    vy_plus = an * ny + at * ty;
+    return {r, nx, ny, tx, ty, vn, vt, -e * vn, (1.0 - mu) * vt};
   }
   // d guard / dq = (-h'(x), 1, 0, 0) from one terrain pass in doubles (instead of one on Dual<4>).
   template <class Th>
@@ -278,10 +288,8 @@ struct TerrainBall {
   // d vn/d dh = -r^2 vt and d vt/d dh = r^2 vn.
   SALTATION_HD static void impact_velocity_partials(double dh, double vx, double vy, double e, double mu, double* dvx,
                                                     double* dvy) {
-    const double r = 1.0 / ::sqrt(1.0 + dh * dh), r2 = r * r;
-    const double nx = -dh * r, ny = r, tx = r, ty = dh * r;
-    const double vn = vx * nx + vy * ny, vt = vx * tx + vy * ty;
-    const double an = -e * vn, at = (1.0 - mu) * vt;
+    const ImpactFrame<double> f = impact_frame(dh, vx, vy, e, mu);
+    const double r2 = f.r * f.r, nx = f.nx, ny = f.ny, tx = f.tx, ty = f.ty, vn = f.vn, vt = f.vt, an = f.an, at = f.at;
     // by dh: v+ = an n + at t, each factor moving
     const double dan = e * r2 * vt, dat = (1.0 - mu) * r2 * vn;
     dvx[0] = dan * nx + an * (-r2 * tx) + dat * tx + at * (r2 * nx);
