@@ -194,7 +194,10 @@ struct Group {
   SALTATION_HD static S make(const S* v) { return v[0]; }
   SALTATION_HD static S at(const S& v, int) { return v; }
   SALTATION_HD static void store(const S& v, S* out) { out[0] = v; }  // all `size` values
-  SALTATION_HD static bool is_set(bool m, int) { return m; }  // element e of a comparison's result
+  SALTATION_HD static S zero() { return S(0.0); }
+  SALTATION_HD static bool any(bool m) { return m; }                           // of a comparison's result
+  SALTATION_HD static S masked(bool m, const S& v) { return m ? v : S(0.0); }  // v where m, else 0
+  SALTATION_HD static S sum(const S& v) { return v; }                          // of the elements
 };
 #if SALTATION_HOST_VECTORS
 template <>
@@ -206,7 +209,10 @@ struct Group<double> {
   SALTATION_HOST_INLINE static void store(const Double4& v, double* out) {
     for (int e = 0; e < 4; ++e) out[e] = v[e];
   }
-  SALTATION_HOST_INLINE static bool is_set(const Mask4& m, int e) { return m[e] != 0; }
+  SALTATION_HOST_INLINE static Double4 zero() { return Double4{0.0, 0.0, 0.0, 0.0}; }
+  SALTATION_HOST_INLINE static bool any(const Mask4& m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
+  SALTATION_HOST_INLINE static Double4 masked(const Mask4& m, const Double4& v) { return select(m, v, zero()); }
+  SALTATION_HOST_INLINE static double sum(const Double4& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 };
 SALTATION_HOST_INLINE inline Double4 value_of(const Double4& x) { return x; }
 #endif

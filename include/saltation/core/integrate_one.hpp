@@ -600,6 +600,15 @@ class Trajectory {
     for (int j = 0; j < M; ++j) g[j] = m_.direction(j, mode) != 0 ? m_.guard(j, q, mode, th_) : 0.0;
   }
 
+  // Whether some active guard has gone past its surface in its direction (crosses' g_to side).
+  SALTATION_HD bool any_past_surface(const double* g) const {
+    for (int j = 0; j < M; ++j) {
+      const int dir = m_.direction(j, mode_);
+      if ((dir < 0 && g[j] < 0.0) || (dir > 0 && g[j] > 0.0)) return true;
+    }
+    return false;
+  }
+
   // After an event on guard j the state lies on that guard: its value is taken as exactly 0,
   // so a trajectory heading back through the surface is caught at once (never integrates below).
   // With one guard there is nothing else to evaluate.
@@ -661,9 +670,11 @@ class Trajectory {
       rk4_step(m_, q_, mode_, th_, h, q_end);
     }
     if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing, h / pieces, h)) return false;
-    if (!g_left_known_) refresh_guards(-1);
+    // The guards at the step's start are evaluated (when unknown) only if the first piece needs
+    // them: a guard can cross there only if it ends past its surface (until then 0 stands in, with
+    // which crosses() is false for a guard not past it). The result is the same.
     double g_prev[M];
-    for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
+    for (int j = 0; j < M; ++j) g_prev[j] = g_left_known_ ? g_left_[j] : 0.0;
     double s_prev = 0.0;
     for (int k = 1; k <= pieces; ++k) {
       const bool end = k == pieces;
@@ -679,6 +690,10 @@ class Trajectory {
         }
       }
       guards_at(qs, mode_, gs);
+      if (k == 1 && !g_left_known_ && any_past_surface(gs)) {
+        refresh_guards(-1);
+        for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
+      }
       unsigned mask = 0;
       for (int j = 0; j < M; ++j)
         if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;

@@ -42,15 +42,15 @@ struct TerrainBall {
   // state Jacobian needs it).
   template <class S, class Th>
   SALTATION_HD void terrain(const S& x, const Th& th, S& h, S& dh, S* d2h = nullptr) const {
-    h = S(0.0);
-    dh = S(0.0);
-    if (d2h) *d2h = S(0.0);
-    // The bumps a group at a time (Group: four at once in host vectors), each bump's terms
-    // computed on its own and added in the order of k, so the sums are the same bits as one bump
-    // at a time.
+    // The bumps a group at a time (Group: four at once in host vectors), summed as one partial sum
+    // per element of the group (bump k into partial k mod size), the partials joined pairwise at
+    // the end: one sum of K terms in the order of k is a chain of K dependent additions, which
+    // made the host's guard evaluations latency-bound. A group of one (dual numbers, the device)
+    // sums in the order of k.
     using Gr = Group<S>;
     using G = typename Gr::type;
     constexpr int L = Gr::size;
+    G h_part = Gr::zero(), dh_part = Gr::zero(), d2h_part = Gr::zero();
     for (int k0 = 0; k0 < K; k0 += L) {
       S a[L], b[L], w[L];
       for (int e = 0; e < L; ++e) {
@@ -61,26 +61,17 @@ struct TerrainBall {
       }
       const G ag = Gr::make(a), bg = Gr::make(b), wg = Gr::make(w);
       const auto reach = in_reach(value_of(x), value_of(bg), value_of(wg));
-      bool near[L], any = false;
-      for (int e = 0; e < L; ++e) {
-        near[e] = k0 + e < K && Gr::is_set(reach, e);
-        any = any || near[e];
-      }
-      if (!any) continue;
+      if (!Gr::any(reach)) continue;
       const G u = (x - bg) / wg;
       const G bump = ag * exp_by_table(-0.5 * u * u);
       const G slope = bump * u / wg;
-      for (int e = 0; e < L; ++e) {
-        if (!near[e]) continue;
-        h = h + Gr::at(bump, e);
-        dh = dh - Gr::at(slope, e);
-      }
-      if (d2h) {
-        const G curvature = bump * (u * u - 1.0) / (wg * wg);
-        for (int e = 0; e < L; ++e)
-          if (near[e]) *d2h = *d2h + Gr::at(curvature, e);
-      }
+      h_part = h_part + Gr::masked(reach, bump);  // a bump past K has a = 0: it adds 0
+      dh_part = dh_part - Gr::masked(reach, slope);
+      if (d2h) d2h_part = d2h_part + Gr::masked(reach, bump * (u * u - 1.0) / (wg * wg));
     }
+    h = Gr::sum(h_part);
+    dh = Gr::sum(dh_part);
+    if (d2h) *d2h = Gr::sum(d2h_part);
   }
 
   template <class S, class Th>
