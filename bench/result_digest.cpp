@@ -23,16 +23,21 @@
 // bench/README.md, "The sensitivity event, cheaper"), then the host terrain's bumps summed in four
 // partial sums (K = 3 unchanged; K = 24, 256 rows, dt 1e-3 and 1e-2, with sensitivities, relative
 // to max(|x|, 1): statuses and event counts identical, event times within 9e-16, positions and
-// qf 1.9e-14, dq_f/dtheta 6.5e-13; bench/README.md, "The terrain's sum in four partial sums"):
-//   K=3 P=14 n=512 sensitivities=0 digest=464fa2c842c3a546
-//   K=3 P=14 n=512 sensitivities=1 digest=722bf595f6858cd2
-//   K=24 P=77 n=512 sensitivities=0 digest=735263be60d8a9c2
-//   K=24 P=77 n=512 sensitivities=1 digest=e4851421ec9a3aa2
-//   K=192 P=581 n=64 sensitivities=0 digest=6e1d11d1696d8e98
-//   K=192 P=581 n=64 sensitivities=1 digest=6b3514a490988b89
-// (terrain summed in the order of k: da7189755840fbc2, 9c4ee38b335e5dc9, fab0e9cb755297a9,
-// d3ee1b6b419a4db9;
-// (impact law on Dual<5>: c3f254c4f4c63f53, 91ee4a899b1344e6, 6047ea5aa386c05c with sensitivities;
+// qf 1.9e-14, dq_f/dtheta 6.5e-13; bench/README.md, "Fewer guard evaluations per event"), then
+// the count of location iterations from a bound that follows the Muller steps, 2 instead of 3 at
+// dt = 1e-3 (256 rows, K = 3 and 24, dt 1e-3, 1e-2 and 2e-2, with sensitivities, relative to
+// max(|x|, 1): statuses and event counts identical, event times within 1.8e-14, positions and qf
+// 2.2e-14, dq_f/dtheta 5.2e-12; same section):
+//   K=3 P=14 n=512 sensitivities=0 digest=26dd3df7e8ac902b
+//   K=3 P=14 n=512 sensitivities=1 digest=61d4b35e0f30f87c
+//   K=24 P=77 n=512 sensitivities=0 digest=4f4dea5e3b1d209f
+//   K=24 P=77 n=512 sensitivities=1 digest=b682ad17a1696ead
+//   K=192 P=581 n=64 sensitivities=0 digest=d4144bfdf8120213
+//   K=192 P=581 n=64 sensitivities=1 digest=622aac0e8fa06712
+// (3 location iterations: 464fa2c842c3a546, 722bf595f6858cd2, 735263be60d8a9c2, e4851421ec9a3aa2,
+// 6e1d11d1696d8e98, 6b3514a490988b89; terrain summed in the order of k: da7189755840fbc2,
+// 9c4ee38b335e5dc9, fab0e9cb755297a9, d3ee1b6b419a4db9;
+// impact law on Dual<5>: c3f254c4f4c63f53, 91ee4a899b1344e6, 6047ea5aa386c05c with sensitivities;
 // glibc's exp: 4fdf6743fa0ab01f, 89e4f1c98f1a45ae, c5d7a868edd972b6, 763fe29713d6f4f6,
 // 27f5326b0728bd4e, f0053ec5242e7230; step matrices: c3a589c5954fbbec, e6bf7fb14ef3d05d, 0795eeb8a648bcc0 with sensitivities;
 // seeded duals at the four stages: a2b5927ec3556a46, 27b3cd232fdb0962, 5658822a37808f58 with

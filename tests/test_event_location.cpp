@@ -119,8 +119,10 @@ TEST(EventLocation, ShallowDipsAgreeWithBisection) {
 // the iterations and the step to the event): the count that time_tol = 1e-12 asks for.
 TEST(EventLocation, IterationCountsAtTheBenchmarkSteps) {
   saltation::Options o = saltation_bench::seed_options(false, 1);
-  EXPECT_EQ(saltation::normalize_options(o).locate_iterations, 3);
+  EXPECT_EQ(saltation::normalize_options(o).locate_iterations, 2);
   o.dt = 1e-2;
+  EXPECT_EQ(saltation::normalize_options(o).locate_iterations, 3);
+  o.dt = 2e-2;
   EXPECT_EQ(saltation::normalize_options(o).locate_iterations, 4);
   o.time_tol = 1.0;  // wider than a probe interval: its secant point, no iteration
   EXPECT_EQ(saltation::normalize_options(o).locate_iterations, 0);

@@ -49,25 +49,29 @@ void for_each_option(F&& f, O&... o) {
 }
 
 // Iterations that locate an event in a probe interval of width `bracket` to time_tol
-// (Trajectory::locate, docs/warp_events.md), sized by a secant-convergence bound: along the step
-// the guard is smooth with relative curvature C = |g''| / (2 |g'|) <= kLocateCurvature, so the
-// errors shrink at least as e_1 = C bracket^2 / 4, e_2 = C e_1 bracket, e_{k+1} = C e_k e_{k-1}
-// (locate's parabolic steps converge faster); the count is the least L whose final estimate
-// e_{L+1} is within time_tol. On the benchmark batches 2 iterations already meet 1e-12 at
-// dt = 1e-3, 1e-2 and 2e-2, where this gives 3, 4 and 5 (bench/README.md, "Event location").
-// Near a grazing contact g' -> 0 and the bound fails; the parabola still met 1e-12 on dips
-// 1e-10 deep there, but a time that rounding alone moves by more than time_tol is not reachable.
-constexpr double kLocateCurvature = 100.0;  // 1 / s
-constexpr int kMaxLocateIterations = 12;     // when the model does not converge (C bracket >= 1)
+// (Trajectory::locate, docs/warp_events.md), sized by a convergence bound for its safeguarded
+// Muller steps. Along the step the guard is smooth with relative derivatives
+// C2 = |g''| / (2 |g'|) <= kLocateCurvature and C3 = |g'''| / (6 |g'|) <= kLocateThirdDerivative.
+// The first trial, the secant point, is within e_1 = C2 bracket^2 / 4 of the root; each later one
+// is the root of the parabola through the last trial (error e_k), the bracket's other end and the
+// farthest point evaluated outside the bracket, each within `bracket` of the root, so within
+// e_{k+1} = C3 bracket^2 e_k (the worst case, one end staying put as in regula falsi; when both
+// ends close in the errors fall faster). The count is the least L with e_{L+1} <= time_tol: 2 at
+// dt = 1e-3, 3 at 1e-2 and 4 at 2e-2 (probes 3, time_tol 1e-12), where 2 iterations already met
+// 1e-12 on the benchmark batches (bench/README.md, "Event location"). (A secant-convergence bound,
+// e_{k+1} = C2 e_k e_{k-1}, asked for 3, 4 and 5.) Near a grazing contact g' -> 0 and the bound
+// fails; the parabola still met 1e-12 on dips 1e-10 deep there, but a time that rounding alone
+// moves by more than time_tol is not reachable.
+constexpr double kLocateCurvature = 100.0;        // 1 / s
+constexpr double kLocateThirdDerivative = 100.0;  // 1 / s^2
+constexpr int kMaxLocateIterations = 12;          // when the bound does not converge (C3 bracket^2 >= 1)
 inline int locate_iterations_for(double bracket, double time_tol) {
   if (!(bracket > time_tol)) return 0;
-  const double C = kLocateCurvature;
-  double e_prev = bracket, e = C * bracket * bracket / 4.0;  // e_1: the first secant point's error
+  const double rate = kLocateThirdDerivative * bracket * bracket;
+  double e = kLocateCurvature * bracket * bracket / 4.0;  // e_1: the first secant point's error
   int L = 0;
   while (e > time_tol && L < kMaxLocateIterations) {
-    const double next = C * e * e_prev;
-    e_prev = e;
-    e = next;
+    e *= rate;
     ++L;
   }
   return L;
