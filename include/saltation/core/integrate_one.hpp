@@ -29,10 +29,12 @@ namespace saltation::core {
 // Parameter columns handled per dual-number pass at an event.
 constexpr int kChunk = 8;
 
+// A guard value past its surface in the guard's direction (where a crossing ends).
+SALTATION_HD inline bool past_surface(int direction, double g) {
+  return (direction < 0 && g < 0.0) || (direction > 0 && g > 0.0);
+}
 SALTATION_HD inline bool crosses(int direction, double g_from, double g_to) {
-  if (direction < 0) return g_from >= 0.0 && g_to < 0.0;
-  if (direction > 0) return g_from <= 0.0 && g_to > 0.0;
-  return false;
+  return past_surface(direction, g_to) && (direction < 0 ? g_from >= 0.0 : g_from <= 0.0);
 }
 
 // What is wrong with one row before integration: a parameter outside its domain, or an initial
@@ -431,8 +433,7 @@ class Trajectory {
     refresh_guards(-1);
     if constexpr (has_jump_at_start<Model>::value) {
       for (int j = 0; j < M; ++j) {
-        const int dir = m_.direction(j, mode_);
-        if ((dir < 0 && g_left_[j] < 0.0) || (dir > 0 && g_left_[j] > 0.0)) {
+        if (past_surface(m_.direction(j, mode_), g_left_[j])) {
           double q0[N];
           for (int k = 0; k < N; ++k) q0[k] = q_[k];
           if (take_event(j, 0.0, q0, true)) return true;
@@ -600,12 +601,10 @@ class Trajectory {
     for (int j = 0; j < M; ++j) g[j] = m_.direction(j, mode) != 0 ? m_.guard(j, q, mode, th_) : 0.0;
   }
 
-  // Whether some active guard has gone past its surface in its direction (crosses' g_to side).
+  // Whether some active guard has gone past its surface.
   SALTATION_HD bool any_past_surface(const double* g) const {
-    for (int j = 0; j < M; ++j) {
-      const int dir = m_.direction(j, mode_);
-      if ((dir < 0 && g[j] < 0.0) || (dir > 0 && g[j] > 0.0)) return true;
-    }
+    for (int j = 0; j < M; ++j)
+      if (past_surface(m_.direction(j, mode_), g[j])) return true;
     return false;
   }
 
