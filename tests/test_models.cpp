@@ -97,8 +97,8 @@ void expect_analytic_partials_match_duals(std::uint64_t seed) {
   }
 }
 
-// The terrain ball's analytic guard gradient equals the dual-number one (Dual<N> over q), and its
-// reset from that gradient equals its reset.
+// The terrain ball's analytic guard gradient equals the dual-number one (Dual<N> over q) and the
+// one from its event context, and its reset from that gradient equals its reset.
 TEST(ModelConcept, TerrainAnalyticGuardGradientMatchesDualNumbers) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1.0, 6.0);
@@ -115,6 +115,10 @@ TEST(ModelConcept, TerrainAnalyticGuardGradientMatchesDualNumbers) {
     for (int k = 0; k < N; ++k) qd[k] = D::variable(q[k], k);
     const D g = m.guard(0, qd, 0, core::ConstantParams<D, RowParams>{th});
     for (int k = 0; k < N; ++k) EXPECT_NEAR(g_q[k], g.d[k], 1e-13 * (1.0 + std::fabs(g.d[k]))) << "dg/dq" << k;
+    // The one from a sensitivity event's context is the same, bit for bit.
+    double g_q_from_context[N];
+    m.event_guard_gradient(m.event_context(0, q, 0, th), g_q_from_context);
+    for (int k = 0; k < N; ++k) EXPECT_EQ(g_q_from_context[k], g_q[k]) << "dg/dq" << k << " from the event context";
     // The reset from that gradient is the reset, bit for bit.
     double q_plus[N], q_plus_from_gradient[N];
     EXPECT_EQ(m.reset(0, q, 0, th, q_plus), m.reset_from_gradient(0, q, 0, th, g_q, q_plus_from_gradient));

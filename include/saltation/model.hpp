@@ -54,6 +54,9 @@
 //       analytic g_theta[c] and R_theta[r * stride + c] for parameters p0 + c, c < count, at an
 //       event of guard j at pre-event state q; replaces the dual-number pass over chunks of
 //       theta (a test checks they agree with it to 1e-13).
+//   void event_guard_gradient(const EventContext&, double* g_q) const;
+//       guard_gradient's g_q, bit for bit, from the event context, which a sensitivity run forms
+//       anyway: the event then evaluates the guard's geometry once instead of twice.
 #include <type_traits>
 #include <utility>
 
@@ -110,6 +113,13 @@ struct has_event_partials : std::false_type {};
 template <class Model>
 struct has_event_partials<Model, std::void_t<decltype(std::declval<const Model&>().event_context(
                                      0, static_cast<const double*>(nullptr), 0, std::declval<const RowParams&>()))>>
+    : std::true_type {};
+
+template <class Model, class Context, class = void>
+struct has_context_guard_gradient : std::false_type {};
+template <class Model, class Context>
+struct has_context_guard_gradient<Model, Context, std::void_t<decltype(std::declval<const Model&>().event_guard_gradient(
+                                                      std::declval<const Context&>(), static_cast<double*>(nullptr)))>>
     : std::true_type {};
 
 template <class Model, class = void>

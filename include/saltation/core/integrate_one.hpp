@@ -538,7 +538,8 @@ class Trajectory {
   // initial state already in the jump set). Returns true when the trajectory has ended.
   SALTATION_HD bool take_event(int j, double t_e, const double* q_minus, bool pinned) {
     double q_plus[N];
-    const EventGeometry geo = event_geometry(j, q_minus);
+    const PartialsSource partials(*this, j, q_minus);
+    const EventGeometry geo = event_geometry(j, q_minus, partials);
     int mode_plus;
     if constexpr (has_reset_from_gradient<Model>::value) {
       mode_plus = m_.reset_from_gradient(j, q_minus, mode_, th_, geo.g_q, q_plus);
@@ -564,7 +565,7 @@ class Trajectory {
       out_.template event<N>(slot, t_e, j, q_minus, q_plus);
       ++n_events_;
     }
-    jump(j, geo, q_minus, q_plus, mode_plus, slot, terminal, pinned);
+    jump(j, geo, partials, q_minus, q_plus, mode_plus, slot, terminal, pinned);
     if (terminal == Status::EventCapacity) {
       finish_state(terminal, t_e, q_minus);
       return true;
@@ -774,14 +775,18 @@ class Trajectory {
 
   // The root in [a, b] of the parabola through (a, ga), (b, gb), (c, gc) (ga, gb of opposite
   // signs or ga = 0, so it has exactly one there), or the secant point when rounding finds none.
+  // In t = s - a the parabola times the nonzero D = (c - a)(c - b)(b - a) is A t^2 + B t + C, so
+  // that the coefficients take no division: the divided differences formed in turn put three
+  // divisions and the square root in one chain of dependent operations, which made this a tenth
+  // of a forward run's time (the location's Muller steps, four per event at dt 0.02).
   SALTATION_HD static double parabola_root(double a, double b, double c, double ga, double gb, double gc) {
-    const double h = b - a, slope = (gb - ga) / h;
-    const double curv = ((gc - ga) / (c - a) - slope) / (c - b);
-    // In t = s - a: curv t^2 + p t + ga = 0, roots by the cancellation-free pair q / curv, ga / q.
-    const double p = slope - curv * h, disc = p * p - 4.0 * curv * ga;
-    if (disc >= 0.0) {
-      const double q = -0.5 * (p + ::copysign(::sqrt(disc), p));
-      const double t1 = ga / q, t2 = q / curv;
+    const double h = b - a, u = c - a, v = c - b;
+    const double dab = gb - ga, dac = gc - ga;
+    const double A = dac * h - dab * u, B = dab * u * v - A * h, C = ga * (u * v * h);
+    const double disc = B * B - 4.0 * A * C;
+    if (disc >= 0.0) {  // roots by the cancellation-free pair C / q, q / A
+      const double q = -0.5 * (B + ::copysign(::sqrt(disc), B));
+      const double t1 = C / q, t2 = q / A;
       if (t1 >= 0.0 && t1 <= h) return a + t1;
       if (t2 >= 0.0 && t2 <= h) return a + t2;
     }
@@ -801,15 +806,17 @@ class Trajectory {
     }
   }
 
+  class PartialsSource;
+
   // The guard's gradient and the flow at an event's pre-event state, which the settling test and
   // the jump both need: g_dot = g_q . f-, and |g_q|^2, |f-|^2.
   struct EventGeometry {
     double g_q[N], f_minus[N];
     double g_dot = 0.0, gq2 = 0.0, f2 = 0.0;
   };
-  SALTATION_HD EventGeometry event_geometry(int j, const double* q_minus) const {
+  SALTATION_HD EventGeometry event_geometry(int j, const double* q_minus, const PartialsSource& partials) const {
     EventGeometry e;
-    guard_gradient(j, q_minus, mode_, e.g_q);
+    if (!partials.guard_gradient(e.g_q)) guard_gradient(j, q_minus, mode_, e.g_q);
     m_.flow(q_minus, mode_, th_, e.f_minus);
     for (int k = 0; k < N; ++k) {
       e.g_dot += e.g_q[k] * e.f_minus[k];
@@ -831,15 +838,14 @@ class Trajectory {
   // R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), as dqf. The terminal derivative goes straight
   // to the output, column by column: an N x P array for it would double the per-thread stack
   // beside Xs (18 KB more for TerrainBall<192>).
-  SALTATION_HD void jump(int j, const EventGeometry& geo, const double* q_minus, const double* q_plus, int mode_plus,
-                         int slot, Status terminal, bool pinned) {
+  SALTATION_HD void jump(int j, const EventGeometry& geo, const PartialsSource& partials, const double* q_minus,
+                         const double* q_plus, int mode_plus, int slot, Status terminal, bool pinned) {
     const double* g_q = geo.g_q;
     const double* f_minus = geo.f_minus;
     const double g_dot = geo.g_dot;
     if (slot >= 0) out_.event_flags(slot, ::fabs(g_dot) < o_.graze_tol * ::sqrt(geo.gq2 * geo.f2) ? EventGrazing : 0);
     if constexpr (Sens) {
       const bool needs_reset = terminal != Status::EventCapacity;
-      const PartialsSource partials(*this, j, q_minus);
       double R_q[N * N], f_plus[N];
       partials.state_jacobian(R_q);
       m_.flow(q_plus, mode_plus, th_, f_plus);
@@ -948,11 +954,22 @@ class Trajectory {
   }
 
   // R_q, g_theta and R_theta at an event (the latter a chunk of parameters at a time): from the
-  // model's analytic partials when it has them, else from dual-number passes.
+  // model's analytic partials when it has them, else from dual-number passes. Formed with Sens
+  // only; the event's guard gradient comes from its context where the model gives it from there.
   class PartialsSource {
    public:
     SALTATION_HD PartialsSource(const Trajectory& tr, int j, const double* q) : tr_(tr), j_(j), q_(q) {
-      if constexpr (has_event_partials<Model>::value) ctx_ = tr.m_.event_context(j, q, tr.mode_, tr.th_);
+      if constexpr (Sens && has_event_partials<Model>::value) ctx_ = tr.m_.event_context(j, q, tr.mode_, tr.th_);
+    }
+    // g_q = d g_j / dq at q from the context, true when the model gives it so (one pass over the
+    // guard's geometry per event fewer); false, g_q untouched, when not.
+    SALTATION_HD bool guard_gradient(double* g_q) const {
+      if constexpr (Sens && has_context_guard_gradient<Model, Context>::value) {
+        tr_.m_.event_guard_gradient(ctx_, g_q);
+        return true;
+      } else {
+        return false;
+      }
     }
     // R_q = d q+ / d q- (row-major N x N) of guard j's reset at q.
     SALTATION_HD void state_jacobian(double* R_q) const {

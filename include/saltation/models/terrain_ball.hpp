@@ -123,6 +123,9 @@ struct TerrainBall {
   SALTATION_HD void guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
     double h, dh;
     terrain(q[0], th, h, dh);
+    gradient_at_slope(dh, g_q);
+  }
+  SALTATION_HD static void gradient_at_slope(double dh, double* g_q) {
     g_q[0] = -dh;
     g_q[1] = 1.0;
     g_q[2] = 0.0;
@@ -262,18 +265,20 @@ struct TerrainBall {
   // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event,
   // and the one over q for R_q a terrain pass on Dual<4>).
   struct EventContext {
-    double x = 0.0, d2h = 0.0;  // the event's position and the terrain's curvature there
+    double x = 0.0, dh = 0.0, d2h = 0.0;  // the event's position, the terrain's slope and curvature there
     double dvx[5] = {}, dvy[5] = {};  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
   };
   template <class Th>
   SALTATION_HD EventContext event_context(int, const double* q, int, const Th& th) const {
     EventContext ctx;
     ctx.x = q[0];
-    double h, dh;
-    terrain(q[0], th, h, dh, &ctx.d2h);
-    impact_velocity_partials(dh, q[2], q[3], th[E], th[MU], ctx.dvx, ctx.dvy);
+    double h;
+    terrain(q[0], th, h, ctx.dh, &ctx.d2h);
+    impact_velocity_partials(ctx.dh, q[2], q[3], th[E], th[MU], ctx.dvx, ctx.dvy);
     return ctx;
   }
+  // guard_gradient's, from the context's slope (the same terrain sums: the same bits).
+  SALTATION_HD void event_guard_gradient(const EventContext& ctx, double* g_q) const { gradient_at_slope(ctx.dh, g_q); }
   // d(vx+, vy+)/d(dh, e, mu, vx-, vy-) of impact_velocity, by hand (on Dual<5> it was most of an
   // event's partials): with r = 1 / sqrt(1 + dh^2), dn/d dh = -r^2 t and dt/d dh = r^2 n, so
   // d vn/d dh = -r^2 vt and d vt/d dh = r^2 vn.
