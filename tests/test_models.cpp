@@ -109,7 +109,7 @@ TEST(ModelConcept, TerrainAnalyticGuardGradientMatchesDualNumbers) {
     const RowParams th{theta.data(), 1};
     const double q[N] = {u(rng), u(rng), u(rng), u(rng)};
     double g_q[N];
-    m.guard_gradient(0, q, 0, th, g_q);
+    EXPECT_EQ(m.guard_gradient(0, q, 0, th, g_q), m.guard(0, q, 0, th)) << "the guard's value with its gradient";
     using D = Dual<N>;
     D qd[N];
     for (int k = 0; k < N; ++k) qd[k] = D::variable(q[k], k);

@@ -49,13 +49,11 @@ struct FullTerrain : TerrainBall<K> {
   }
   // The gradient from the full sum too (the inherited reset_from_gradient takes its slope from it).
   template <class Th>
-  SALTATION_HD void guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
+  SALTATION_HD double guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
     double h, dh;
     full_terrain(q[0], th, h, dh);
-    g_q[0] = -dh;
-    g_q[1] = 1.0;
-    g_q[2] = 0.0;
-    g_q[3] = 0.0;
+    Base::gradient_at_slope(dh, g_q);
+    return q[1] - h;
   }
 };
 

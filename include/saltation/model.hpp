@@ -40,9 +40,10 @@
 //   bool guard_excluded(int j, int mode, const double* q0, const double* q1, const Th& th) const;
 //       true only when guard j certainly does not cross on a step from q0 to q1: a cheap
 //       conservative bound that lets free flight skip the exact guard and the probes.
-//   void guard_gradient(int j, const double* q, int mode, const Th& th, double* g_q) const;
-//       analytic d g_j / dq at q; replaces the dual-number pass over the guard (Dual<N>) at each
-//       event (a test checks it agrees with that pass to 1e-13).
+//   double guard_gradient(int j, const double* q, int mode, const Th& th, double* g_q) const;
+//       analytic d g_j / dq at q, returning g_j(q) (guard()'s value, bit for bit); replaces the
+//       dual-number pass over the guard (Dual<N>) at each event and at each location trial
+//       (a test checks it agrees with that pass to 1e-13, and the value with guard()).
 //   int reset_from_gradient(int j, const double* q, int mode, const Th& th, const double* g_q,
 //                           double* q_plus) const;
 //       the reset at an event given g_q = d g_j / dq at q (the surface normal an impact law

@@ -50,31 +50,30 @@ void for_each_option(F&& f, O&... o) {
 
 // Iterations that locate an event in a probe interval of width `bracket` to time_tol
 // (Trajectory::locate, docs/warp_events.md), sized by a convergence bound for its safeguarded
-// Muller steps. Along the step the guard is smooth with relative derivatives
+// steps. Along the step the guard is smooth with relative derivatives
 // C2 = |g''| / (2 |g'|) <= kLocateCurvature and C3 = |g'''| / (6 |g'|) <= kLocateThirdDerivative.
 // The first trial, the secant point, is within e_1 = C2 bracket^2 / 4 of the root; each later one
-// is the root of the parabola through the last trial (error e_k), the bracket's other end and the
-// farthest point evaluated outside the bracket, each within `bracket` of the root, so within
-// e_{k+1} = C3 bracket^2 e_k (the worst case, one end staying put as in regula falsi; when both
-// ends close in the errors fall faster). The count is the least L with e_{L+1} <= time_tol: 2 at
-// dt = 1e-3, 3 at 1e-2 and 4 at 2e-2 (probes 3, time_tol 1e-12), where 2 iterations already met
-// 1e-12 on the benchmark batches (bench/README.md, "Event location"). (A secant-convergence bound,
-// e_{k+1} = C2 e_k e_{k-1}, asked for 3, 4 and 5.) Near a grazing contact g' -> 0 and the bound
-// fails; the parabola still met 1e-12 on dips 1e-10 deep there, but a time that rounding alone
-// moves by more than time_tol is not reachable.
+// is the root of the parabola with the last trial's value and exact slope (error e_k) through the
+// bracket's other end (within `bracket` of the root): the parabola differs from the guard by
+// g''' / 6 (s - trial)^2 (s - other end), so the root is within e_{k+1} = C3 bracket e_k^2. The
+// count is the least L with e_{L+1} <= time_tol, and never 1: near a grazing contact g' -> 0 and
+// the bound fails, and with one iteration (the bound's count at dt = 1e-3) the tests' shallow dips
+// missed 1e-12 by up to 1.3e-11 s, with two they met it (4e-14). So 2 at dt = 1e-3, 1e-2 and 2e-2,
+// 3 at 3e-2 and 4e-2 (probes 3, time_tol 1e-12). (The Muller steps before, a parabola through three
+// values, e_{k+1} = C3 bracket^2 e_k, asked for 2, 3, 4, 5 and 5.) A time that rounding alone moves
+// by more than time_tol is not reachable.
 constexpr double kLocateCurvature = 100.0;        // 1 / s
 constexpr double kLocateThirdDerivative = 100.0;  // 1 / s^2
-constexpr int kMaxLocateIterations = 12;          // when the bound does not converge (C3 bracket^2 >= 1)
+constexpr int kMaxLocateIterations = 12;          // when the bound does not converge (C3 bracket e_1 >= 1)
 inline int locate_iterations_for(double bracket, double time_tol) {
   if (!(bracket > time_tol)) return 0;
-  const double rate = kLocateThirdDerivative * bracket * bracket;
   double e = kLocateCurvature * bracket * bracket / 4.0;  // e_1: the first secant point's error
   int L = 0;
   while (e > time_tol && L < kMaxLocateIterations) {
-    e *= rate;
+    e = kLocateThirdDerivative * bracket * e * e;
     ++L;
   }
-  return L;
+  return L == 1 ? 2 : L;
 }
 
 // Validates (throws InvalidInput naming the option) and fills the derived fields.

@@ -717,18 +717,18 @@ class Trajectory {
     return false;
   }
 
-  // Safeguarded Muller iterations on phi(s) = guard_j(rk4_step(q, s)) for each crossing guard:
-  // locate_iterations true sub-steps (the same count on every lane, no early exit), each at the
-  // root inside the bracket of the parabola through the bracket's ends and the farthest point
-  // evaluated outside it (the first at the secant point), the estimate being that root for the
-  // final bracket. Earliest crossing wins; ties go to the lower index. The bracket keeps phi(a)
-  // before the crossing and phi(b) past it, so no trial leaves it; one that rounding puts on an
-  // end is a halving instead. The parabola keeps near-double roots (a shallow dip through the
-  // guard) fast, where a secant slows to halving the distance per step; its third point is the
-  // farthest, not the latest, because once a trial sits on the root to rounding two close points'
-  // divided difference is noise that would throw the next root anywhere in the bracket. After an
-  // e = 0 impact the state rests on the guard (phi(a) = 0 exactly, refresh_guards) with phi < 0
-  // beyond: phi(a) stays 0 and the event is at a.
+  // Safeguarded iterations on phi(s) = guard_j(rk4_step(q, s)) for each crossing guard:
+  // locate_iterations true sub-steps (the same count on every lane, no early exit), the first at
+  // the secant point, each later one at the root inside the bracket of the parabola with the last
+  // trial's value and slope phi'(s) (exact for the discrete path: rk4_step_with_rate and the
+  // guard's gradient) through the bracket's other end; the estimate is that root for the final
+  // trial. Earliest crossing wins; ties go to the lower index. The bracket keeps phi(a) before the
+  // crossing and phi(b) past it, so no trial leaves it; one that rounding puts on an end is a
+  // halving instead. The slope makes each step's error quadratic in the last one's (Newton's
+  // order, a Muller step's is linear), and the parabola keeps near-double roots (a shallow dip
+  // through the guard) fast, where a tangent alone slows to halving the distance per step. After
+  // an e = 0 impact the state rests on the guard (phi(a) = 0 exactly, refresh_guards) with phi < 0
+  // beyond: the parabola through (a, 0) has its root at a, and the event is at a.
   SALTATION_HD double locate(const Bracket& br, int& j_event) const {
     double best = br.b;
     j_event = -1;
@@ -736,28 +736,20 @@ class Trajectory {
       if (!(br.mask & (1u << j))) continue;
       const int dir = m_.direction(j, mode_);
       double a = br.a, b = br.b, ga = br.ga[j], gb = br.gb[j];
-      double c = 0.0, gc = 0.0;  // the farthest point evaluated outside [a, b] (set by the first trial)
+      double s = secant_point(a, b, ga, gb), gs = 0.0, rate = 0.0;  // the last trial: an end of [a, b]
       for (int it = 0; it < o_.locate_iterations; ++it) {
-        double s = it == 0 ? secant_point(a, b, ga, gb) : parabola_root(a, b, c, ga, gb, gc);
+        if (it > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
         if (!(s > a && s < b)) s = 0.5 * (a + b);
-        double qs[N];
-        rk4_step(m_, q_, mode_, th_, s, qs);
-        const double gs = m_.guard(j, qs, mode_, th_);
-        const bool crossed = crosses(dir, ga, gs);
-        const double replaced = crossed ? b : a, g_replaced = crossed ? gb : ga;
-        if (crossed) {
+        gs = guard_along_step(j, s, rate);
+        if (crosses(dir, ga, gs)) {
           b = s;
           gb = gs;
         } else {
           a = s;
           ga = gs;
         }
-        if (it == 0 || distance_outside(replaced, a, b) > distance_outside(c, a, b)) {
-          c = replaced;
-          gc = g_replaced;
-        }
       }
-      double s = o_.locate_iterations > 0 ? parabola_root(a, b, c, ga, gb, gc) : secant_point(a, b, ga, gb);
+      if (o_.locate_iterations > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
       if (!(s >= a && s <= b)) s = b;
       if (j_event < 0 || s < best) {
         best = s;
@@ -767,28 +759,51 @@ class Trajectory {
     return best;
   }
 
-  SALTATION_HD static double distance_outside(double x, double a, double b) { return x < a ? a - x : x - b; }
+  // phi(s) = guard_j(rk4_step(q, s)) and its derivative phi'(s) = g_q . d rk4_step / ds, from the
+  // model's guard gradient (which gives the guard's value too), else from one pass on Dual<1>
+  // along d rk4_step / ds.
+  SALTATION_HD double guard_along_step(int j, double s, double& rate) const {
+    double qs[N], dqs[N];
+    rk4_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
+    if constexpr (has_guard_gradient<Model>::value) {
+      double g_q[N];
+      const double g = m_.guard_gradient(j, qs, mode_, th_, g_q);
+      rate = 0.0;
+      for (int k = 0; k < N; ++k) rate += g_q[k] * dqs[k];
+      return g;
+    } else {
+      using D = Dual<1>;
+      D qd[N];
+      for (int k = 0; k < N; ++k) {
+        qd[k] = D(qs[k]);
+        qd[k].d[0] = dqs[k];
+      }
+      const D g = m_.guard(j, qd, mode_, ConstantParams<D, Th>{th_});
+      rate = g.d[0];
+      return g.v;
+    }
+  }
 
   SALTATION_HD static double secant_point(double a, double b, double ga, double gb) {
     return a + (b - a) * (ga / (ga - gb));
   }
 
-  // The root in [a, b] of the parabola through (a, ga), (b, gb), (c, gc) (ga, gb of opposite
-  // signs or ga = 0, so it has exactly one there), or the secant point when rounding finds none.
-  // In t = s - a the parabola times the nonzero D = (c - a)(c - b)(b - a) is A t^2 + B t + C, so
-  // that the coefficients take no division: the divided differences formed in turn put three
-  // divisions and the square root in one chain of dependent operations, which made this a tenth
-  // of a forward run's time (the location's Muller steps, four per event at dt 0.02).
-  SALTATION_HD static double parabola_root(double a, double b, double c, double ga, double gb, double gc) {
-    const double h = b - a, u = c - a, v = c - b;
-    const double dab = gb - ga, dac = gc - ga;
-    const double A = dac * h - dab * u, B = dab * u * v - A * h, C = ga * (u * v * h);
+  // The root in [a, b] of the parabola with value g and slope r at s, one end of the bracket,
+  // through the other end (o, go), the root nearer s first; the bracket's secant point when
+  // rounding finds none there. In t = x - s the parabola times d^2, d = o - s, is A t^2 + B t + C,
+  // so the coefficients take no division (one, for the root, on the chain).
+  SALTATION_HD static double tangent_parabola_root(double s, double g, double r, double a, double b, double ga,
+                                                   double gb) {
+    const bool at_b = s == b;
+    const double o = at_b ? a : b, go = at_b ? ga : gb;
+    const double d = o - s;
+    const double A = (go - g) - r * d, B = r * (d * d), C = g * (d * d);
     const double disc = B * B - 4.0 * A * C;
-    if (disc >= 0.0) {  // roots by the cancellation-free pair C / q, q / A
+    if (disc >= 0.0) {  // roots by the cancellation-free pair C / q (the one nearer s), q / A
       const double q = -0.5 * (B + ::copysign(::sqrt(disc), B));
-      const double t1 = C / q, t2 = q / A;
-      if (t1 >= 0.0 && t1 <= h) return a + t1;
-      if (t2 >= 0.0 && t2 <= h) return a + t2;
+      const double x1 = s + C / q, x2 = s + q / A;
+      if (x1 >= a && x1 <= b) return x1;
+      if (x2 >= a && x2 <= b) return x2;
     }
     return secant_point(a, b, ga, gb);
   }

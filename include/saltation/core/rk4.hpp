@@ -8,9 +8,10 @@
 namespace saltation::core {
 
 // S is double here, and a lane vector in the CPU's SIMD lanes (src/cpu_lanes.cpp), where the same
-// operations advance several trajectories at once.
-template <class Model, class Th, class S>
-SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, double h, S* out) {
+// operations advance several trajectories at once; with S and H dual numbers,
+// rk4_step_with_rate's derivative in h.
+template <class Model, class Th, class S, class H = double>
+SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, H h, S* out) {
   constexpr int N = Model::N;
   S k1[N], k2[N], k3[N], k4[N], s[N];
   m.flow(q, mode, th, k1);
@@ -21,6 +22,23 @@ SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, d
   for (int i = 0; i < N; ++i) s[i] = q[i] + h * k3[i];
   m.flow(s, mode, th, k4);
   for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+
+// One RK4 step of h from q and the derivative of its end state in h, d out / dh (the rate at
+// which event location follows the discrete path): rk4_step's stages on Dual<1> with h the
+// variable, so `out` is rk4_step's bit for bit.
+template <class Model, class Th>
+SALTATION_HD void rk4_step_with_rate(const Model& m, const double* q, int mode, const Th& th, double h, double* out,
+                                     double* rate) {
+  constexpr int N = Model::N;
+  using D = Dual<1>;
+  D qd[N], out_d[N];
+  for (int i = 0; i < N; ++i) qd[i] = D(q[i]);
+  rk4_step(m, qd, mode, ConstantParams<D, Th>{th}, D::variable(h, 0), out_d);
+  for (int i = 0; i < N; ++i) {
+    out[i] = out_d[i].v;
+    rate[i] = out_d[i].d[0];
+  }
 }
 
 // Width of the segment tangent: N columns for d/dq(t_s), F for the flow parameters.

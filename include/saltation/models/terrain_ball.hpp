@@ -118,12 +118,14 @@ struct TerrainBall {
     const S vn = vx * nx + vy * ny, vt = vx * tx + vy * ty;
     return {r, nx, ny, tx, ty, vn, vt, -e * vn, (1.0 - mu) * vt};
   }
-  // d guard / dq = (-h'(x), 1, 0, 0) from one terrain pass in doubles (instead of one on Dual<4>).
+  // d guard / dq = (-h'(x), 1, 0, 0) and the guard from one terrain pass in doubles (instead of
+  // one on Dual<4>).
   template <class Th>
-  SALTATION_HD void guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
+  SALTATION_HD double guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
     double h, dh;
     terrain(q[0], th, h, dh);
     gradient_at_slope(dh, g_q);
+    return q[1] - h;
   }
   SALTATION_HD static void gradient_at_slope(double dh, double* g_q) {
     g_q[0] = -dh;
