@@ -117,7 +117,7 @@ TEST(ModelConcept, TerrainAnalyticGuardGradientMatchesDualNumbers) {
     for (int k = 0; k < N; ++k) EXPECT_NEAR(g_q[k], g.d[k], 1e-13 * (1.0 + std::fabs(g.d[k]))) << "dg/dq" << k;
     // The one from a sensitivity event's context is the same, bit for bit.
     double g_q_from_context[N];
-    m.event_guard_gradient(m.event_context(0, q, 0, th), g_q_from_context);
+    EXPECT_EQ(m.event_guard_gradient(m.event_context(0, q, 0, th), g_q_from_context), m.guard(0, q, 0, th));
     for (int k = 0; k < N; ++k) EXPECT_EQ(g_q_from_context[k], g_q[k]) << "dg/dq" << k << " from the event context";
     // The reset from that gradient is the reset, bit for bit.
     double q_plus[N], q_plus_from_gradient[N];
@@ -191,10 +191,12 @@ void expect_departure_exclusion_conservative(std::uint64_t seed) {
     m.terrain(q0[0], th, h0, dh0);
     q0[1] = h0;
     const double departure = q0[3] - dh0 * q0[2];  // G'(0)
+    double g_q0[4];
+    const double g0 = m.guard_gradient(0, q0, 0, th, g_q0);
     for (const double dt : {1e-3, 1e-2, 2e-2, 4e-2}) {
       for (const int probes : {0, 3}) {
         const double s_first = dt / (probes + 1);
-        if (!m.departure_excluded(0, 0, q0, s_first, dt, th, m.guard_summary(th))) continue;
+        if (!m.departure_excluded(0, 0, q0, g0, g_q0, s_first, dt, th, m.guard_summary(th))) continue;
         ++excluded;
         for (int s = 0; s <= 400; ++s) {
           double qs[4];

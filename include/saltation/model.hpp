@@ -55,9 +55,9 @@
 //       analytic g_theta[c] and R_theta[r * stride + c] for parameters p0 + c, c < count, at an
 //       event of guard j at pre-event state q; replaces the dual-number pass over chunks of
 //       theta (a test checks they agree with it to 1e-13).
-//   void event_guard_gradient(const EventContext&, double* g_q) const;
-//       guard_gradient's g_q, bit for bit, from the event context, which a sensitivity run forms
-//       anyway: the event then evaluates the guard's geometry once instead of twice.
+//   double event_guard_gradient(const EventContext&, double* g_q) const;
+//       guard_gradient's g_q and value, bit for bit, from the event context, which a sensitivity
+//       run forms anyway: the event then evaluates the guard's geometry once instead of twice.
 #include <type_traits>
 #include <utility>
 
@@ -89,7 +89,8 @@ template <class Model, class = void>
 struct has_departure_exclusion : std::false_type {};
 template <class Model>
 struct has_departure_exclusion<Model, std::void_t<decltype(std::declval<const Model&>().departure_excluded(
-                                          0, 0, static_cast<const double*>(nullptr), 0.0, 0.0,
+                                          0, 0, static_cast<const double*>(nullptr), 0.0,
+                                          static_cast<const double*>(nullptr), 0.0, 0.0,
                                           std::declval<const RowParams&>(),
                                           std::declval<const Model&>().guard_summary(std::declval<const RowParams&>())))>>
     : std::true_type {};

@@ -582,7 +582,7 @@ class Trajectory {
     mode_ = mode_plus;
     t_ = t_e;
     refresh_guards(j);
-    departing_ = j;
+    departing_ = departure_cleared(j, geo) ? j : -1;
     return false;
   }
 
@@ -619,18 +619,15 @@ class Trajectory {
   }
 
   // True when the model's conservative bounds rule out every active guard on this step: its guard
-  // bound, and for the guard whose event the step starts from (`departing`, the state on it), its
-  // departure bound over the step's probes (the first at s_first, the last at h). The departure
-  // bound goes first: the guard bound, from a state on the guard, almost never rules the step out
-  // and is the dearer of the two (a loop over the terrain's bumps against one terrain evaluation).
-  SALTATION_HD bool all_guards_excluded(const double* q_start, const double* q_end, int departing = -1,
-                                        double s_first = 0.0, double h = 0.0) const {
+  // bound, and for the guard whose event the step starts from its departure bound (`departing`:
+  // that guard when the bound, decided at the event, rules it out). The departure bound goes first:
+  // the guard bound, from a state on the guard, almost never rules the step out and is the dearer
+  // of the two (a loop over the terrain's bumps).
+  SALTATION_HD bool all_guards_excluded(const double* q_start, const double* q_end, int departing = -1) const {
     if constexpr (has_guard_exclusion<Model>::value || has_departure_exclusion<Model>::value) {
       for (int j = 0; j < M; ++j) {
         if (m_.direction(j, mode_) == 0) continue;
-        if constexpr (has_departure_exclusion<Model>::value) {
-          if (j == departing && m_.departure_excluded(j, mode_, q_start, s_first, h, th_, guard_summary_)) continue;
-        }
+        if (j == departing) continue;
         if (guard_excluded(j, q_start, q_end)) continue;
         return false;
       }
@@ -671,7 +668,7 @@ class Trajectory {
     } else {
       rk4_step(m_, q_, mode_, th_, h, q_end);
     }
-    if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing, h / pieces, h)) return false;
+    if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing)) return false;
     // The guards at the step's start are evaluated (when unknown) only if the first piece needs
     // them: a guard can cross there only if it ends past its surface (until then 0 stands in, with
     // which crosses() is false for a guard not past it). The result is the same.
@@ -808,16 +805,17 @@ class Trajectory {
     return secant_point(a, b, ga, gb);
   }
 
-  // Gradient of guard j at q in `mode`: the model's own, else from dual numbers.
-  SALTATION_HD void guard_gradient(int j, const double* q, int mode, double* g_q) const {
+  // Gradient of guard j at q in `mode`, and the guard's value: the model's own, else from dual numbers.
+  SALTATION_HD double guard_gradient(int j, const double* q, int mode, double* g_q) const {
     if constexpr (has_guard_gradient<Model>::value) {
-      m_.guard_gradient(j, q, mode, th_, g_q);
+      return m_.guard_gradient(j, q, mode, th_, g_q);
     } else {
       using D = Dual<N>;
       D qd[N];
       for (int k = 0; k < N; ++k) qd[k] = D::variable(q[k], k);
       const D g = m_.guard(j, qd, mode, ConstantParams<D, Th>{th_});
       for (int k = 0; k < N; ++k) g_q[k] = g.d[k];
+      return g.v;
     }
   }
 
@@ -826,12 +824,13 @@ class Trajectory {
   // The guard's gradient and the flow at an event's pre-event state, which the settling test and
   // the jump both need: g_dot = g_q . f-, and |g_q|^2, |f-|^2.
   struct EventGeometry {
+    double g = 0.0;  // the guard's value (0 to within the location's accuracy)
     double g_q[N], f_minus[N];
     double g_dot = 0.0, gq2 = 0.0, f2 = 0.0;
   };
   SALTATION_HD EventGeometry event_geometry(int j, const double* q_minus, const PartialsSource& partials) const {
     EventGeometry e;
-    if (!partials.guard_gradient(e.g_q)) guard_gradient(j, q_minus, mode_, e.g_q);
+    if (!partials.guard_gradient(e.g, e.g_q)) e.g = guard_gradient(j, q_minus, mode_, e.g_q);
     m_.flow(q_minus, mode_, th_, e.f_minus);
     for (int k = 0; k < N; ++k) {
       e.g_dot += e.g_q[k] * e.f_minus[k];
@@ -845,6 +844,19 @@ class Trajectory {
   // guard surface (|v-| for the bouncing ball, as seed 003's min_bounce_speed test).
   SALTATION_HD static double impact_speed(const EventGeometry& e) {
     return e.gq2 > 0.0 ? ::fabs(e.g_dot) / ::sqrt(e.gq2) : ::fabs(e.g_dot);
+  }
+
+  // Whether the model's departure bound rules guard j out on the step from the state its event
+  // has just left (q_ at t_), from the guard's value and gradient the event formed: decided here,
+  // where they are at hand, instead of by another evaluation of the guard's geometry on that step.
+  SALTATION_HD bool departure_cleared(int j, const EventGeometry& geo) const {
+    if constexpr (has_departure_exclusion<Model>::value) {
+      const double remaining = o_.t_final - t_;
+      const double h = remaining <= o_.dt ? remaining : o_.dt;  // the next step's, as step()
+      return m_.departure_excluded(j, mode_, q_, geo.g, geo.g_q, h / (o_.probes + 1), h, th_, guard_summary_);
+    } else {
+      return false;
+    }
   }
 
   // Event partials: grazing flag always; with Sens, dt_e/dtheta and dq-/dtheta (into the record
@@ -976,11 +988,11 @@ class Trajectory {
     SALTATION_HD PartialsSource(const Trajectory& tr, int j, const double* q) : tr_(tr), j_(j), q_(q) {
       if constexpr (Sens && has_event_partials<Model>::value) ctx_ = tr.m_.event_context(j, q, tr.mode_, tr.th_);
     }
-    // g_q = d g_j / dq at q from the context, true when the model gives it so (one pass over the
-    // guard's geometry per event fewer); false, g_q untouched, when not.
-    SALTATION_HD bool guard_gradient(double* g_q) const {
+    // The guard g and g_q = d g_j / dq at q from the context, true when the model gives them so
+    // (one pass over the guard's geometry per event fewer); false, both untouched, when not.
+    SALTATION_HD bool guard_gradient(double& g, double* g_q) const {
       if constexpr (Sens && has_context_guard_gradient<Model, Context>::value) {
-        tr_.m_.event_guard_gradient(ctx_, g_q);
+        g = tr_.m_.event_guard_gradient(ctx_, g_q);
         return true;
       } else {
         return false;
@@ -1078,8 +1090,9 @@ class Trajectory {
   double t_ = 0.0;
   double g_left_[M];
   bool g_left_known_ = false;  // false after a step the guard bound skipped
-  // The guard whose event was just taken (the state lies on it), until the next step: the model's
-  // departure bound may rule that step out, which its guard bound cannot (docs/models.md).
+  // The guard whose event was just taken (the state lies on it) when the model's departure bound
+  // rules it out on the next step, which its guard bound cannot (docs/models.md); else -1. Until
+  // the next step.
   int departing_ = -1;
   int n_events_ = 0;
   double zeno_start_ = -1e300;

@@ -251,23 +251,24 @@ struct TerrainBall {
   // the margin at the first probe (s_first) and rising, it is above it at every probe. The margin,
   // as the guard bound's, covers the rounding of the probes' guard values (the table exp, the
   // bumps culled beyond 1e-17 of their height).
+  // g0 and g_q0, the guard and its gradient at the event's pre-event state, are those at q0: the
+  // impact keeps the position, which is all the guard depends on (no terrain evaluation here).
   template <class Th>
-  SALTATION_HD bool departure_excluded(int, int, const double* q0, double s_first, double step, const Th& th,
-                                       const GuardSummary<double>& s) const {
+  SALTATION_HD bool departure_excluded(int, int, const double* q0, double g0, const double* g_q0, double s_first,
+                                       double step, const Th& th, const GuardSummary<double>& s) const {
     const double c = th[C];
     if (!(c >= 0.0 && c * step <= 1.0)) return false;
-    double h0, dh0;
-    terrain(q0[0], th, h0, dh0);
+    const double dh0 = -g_q0[0];
     const double vx = q0[2], vy = q0[3];
     const double A = c * ::fabs(vy) + ::fabs(gravity) + s.curvature * vx * vx + c * s.slope * ::fabs(vx);
     const double rate = vy - dh0 * vx - 0.5 * A * step;
-    return rate > 0.0 && (q0[1] - h0) + s_first * rate > 1e-9 * (1.0 + ::fabs(q0[1]));
+    return rate > 0.0 && g0 + s_first * rate > 1e-9 * (1.0 + ::fabs(q0[1]));
   }
 
   // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event,
   // and the one over q for R_q a terrain pass on Dual<4>).
   struct EventContext {
-    double x = 0.0, dh = 0.0, d2h = 0.0;  // the event's position, the terrain's slope and curvature there
+    double x = 0.0, g = 0.0, dh = 0.0, d2h = 0.0;  // the event's position, guard, terrain slope and curvature
     double dvx[5] = {}, dvy[5] = {};  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
   };
   template <class Th>
@@ -276,11 +277,15 @@ struct TerrainBall {
     ctx.x = q[0];
     double h;
     terrain(q[0], th, h, ctx.dh, &ctx.d2h);
+    ctx.g = q[1] - h;
     impact_velocity_partials(ctx.dh, q[2], q[3], th[E], th[MU], ctx.dvx, ctx.dvy);
     return ctx;
   }
-  // guard_gradient's, from the context's slope (the same terrain sums: the same bits).
-  SALTATION_HD void event_guard_gradient(const EventContext& ctx, double* g_q) const { gradient_at_slope(ctx.dh, g_q); }
+  // guard_gradient's, from the context (the same terrain sums: the same bits).
+  SALTATION_HD double event_guard_gradient(const EventContext& ctx, double* g_q) const {
+    gradient_at_slope(ctx.dh, g_q);
+    return ctx.g;
+  }
   // d(vx+, vy+)/d(dh, e, mu, vx-, vy-) of impact_velocity, by hand (on Dual<5> it was most of an
   // event's partials): with r = 1 / sqrt(1 + dh^2), dn/d dh = -r^2 t and dt/d dh = r^2 n, so
   // d vn/d dh = -r^2 vt and d vt/d dh = r^2 vn.
