@@ -546,6 +546,7 @@ class Trajectory {
     } else {
       mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
     }
+    const bool departure_clear = departure_cleared(j, mode_plus, q_plus, t_e, geo);
     Status terminal = Status::Finished;  // Finished here means "not terminal"
     if (n_events_ >= o_.event_capacity) {
       terminal = Status::EventCapacity;
@@ -582,7 +583,7 @@ class Trajectory {
     mode_ = mode_plus;
     t_ = t_e;
     refresh_guards(j);
-    departing_ = departure_cleared(j, geo) ? j : -1;
+    departing_ = departure_clear ? j : -1;
     return false;
   }
 
@@ -846,14 +847,15 @@ class Trajectory {
     return e.gq2 > 0.0 ? ::fabs(e.g_dot) / ::sqrt(e.gq2) : ::fabs(e.g_dot);
   }
 
-  // Whether the model's departure bound rules guard j out on the step from the state its event
-  // has just left (q_ at t_), from the guard's value and gradient the event formed: decided here,
-  // where they are at hand, instead of by another evaluation of the guard's geometry on that step.
-  SALTATION_HD bool departure_cleared(int j, const EventGeometry& geo) const {
+  // Whether the model's departure bound rules guard j out on the step from the state q0 its event
+  // at t0 leaves in `mode`, from the guard's value and gradient the event formed: decided at the
+  // event, where they are at hand, instead of by another evaluation of the guard's geometry on
+  // that step (and right after the reset, so that the gradient need not be kept past it).
+  SALTATION_HD bool departure_cleared(int j, int mode, const double* q0, double t0, const EventGeometry& geo) const {
     if constexpr (has_departure_exclusion<Model>::value) {
-      const double remaining = o_.t_final - t_;
+      const double remaining = o_.t_final - t0;
       const double h = remaining <= o_.dt ? remaining : o_.dt;  // the next step's, as step()
-      return m_.departure_excluded(j, mode_, q_, geo.g, geo.g_q, h / (o_.probes + 1), h, th_, guard_summary_);
+      return m_.departure_excluded(j, mode, q0, geo.g, geo.g_q, h / (o_.probes + 1), h, th_, guard_summary_);
     } else {
       return false;
     }
