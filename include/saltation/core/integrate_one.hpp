@@ -447,9 +447,8 @@ class Trajectory {
   // One step of dt (or the remainder to t_final): Stepped, Bracketed (a crossing in it, held for
   // take_bracketed_event()) or Ended (non-finite state, or t_final reached).
   SALTATION_HD StepOutcome step() {
-    const double remaining = o_.t_final - t_;
-    const bool last = remaining <= o_.dt;
-    const double h = last ? remaining : o_.dt;
+    const bool last = last_step_from(t_);
+    const double h = step_length_from(t_);
     double q_end[N], g_end[M];
     double Y_end[kYSize];
     bool g_end_known = false;
@@ -505,7 +504,7 @@ class Trajectory {
   SALTATION_HD const double* state() const { return q_; }
   SALTATION_HD int mode() const { return mode_; }
   SALTATION_HD double time() const { return t_; }
-  SALTATION_HD bool full_step_next() const { return !(o_.t_final - t_ <= o_.dt); }
+  SALTATION_HD bool full_step_next() const { return !last_step_from(t_); }
   SALTATION_HD bool guards_excluded(const double* q0, const double* q1) const { return all_guards_excluded(q0, q1); }
   SALTATION_HD bool resume(const double* q, double t) {
     static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, Y, steps)");
@@ -525,6 +524,10 @@ class Trajectory {
   }
 
  private:
+  // Whether the step from t is the last (the remainder to t_final, at most dt), and its length.
+  SALTATION_HD bool last_step_from(double t) const { return o_.t_final - t <= o_.dt; }
+  SALTATION_HD double step_length_from(double t) const { return last_step_from(t) ? o_.t_final - t : o_.dt; }
+
   SALTATION_HD bool resume_state(const double* q, double t) {
     for (int k = 0; k < N; ++k) q_[k] = q[k];
     t_ = t;
@@ -853,8 +856,7 @@ class Trajectory {
   // that step (and right after the reset, so that the gradient need not be kept past it).
   SALTATION_HD bool departure_cleared(int j, int mode, const double* q0, double t0, const EventGeometry& geo) const {
     if constexpr (has_departure_exclusion<Model>::value) {
-      const double remaining = o_.t_final - t0;
-      const double h = remaining <= o_.dt ? remaining : o_.dt;  // the next step's, as step()
+      const double h = step_length_from(t0);
       return m_.departure_excluded(j, mode, q0, geo.g, geo.g_q, h / (o_.probes + 1), h, th_, guard_summary_);
     } else {
       return false;
