@@ -7,7 +7,8 @@ several dt (and probe counts) and each peer over its tolerance (or step) sweep, 
 rows, checks each tool's event count and status per row against the reference, and records for
 each point the error of event times, impact positions, qf and dqf/dtheta against the reference and
 the time per trajectory (one thread). Timings are paired: every round runs every point once, in
-an order rotated each round, and the median and spread over the rounds are reported.
+an order rotated each round (a setting's forward and sensitivity runs always back to back), and
+the median and spread over the rounds are reported.
 
 The reference is saltation at dt = 2^-17 (7.6e-6) with event times located to time_tol 1e-14: the
 flow is affine with constant coefficients, so RK4's truncation error per step is (c dt)^5 / 5!
@@ -425,8 +426,16 @@ def main():
         peers[p["tool"]].prepare(p["K"], thetas[p["K"]], p["setting"], p["sens"])
     # Thread scaling of saltation itself, timed in the same rounds (its rows are not compared).
     scaling = {threads: [] for threads in (1, 2)} if args.scaling_rows > 0 else {}
+    # The rotation moves whole units, a setting's forward and sensitivity runs together: rotated
+    # point by point, every other round put one of a pair first and the other last, minutes apart.
+    units = []
+    for p in points:
+        if units and (units[-1][0]["tool"], units[-1][0]["K"], units[-1][0]["setting"]) == (p["tool"], p["K"], p["setting"]):
+            units[-1].append(p)
+        else:
+            units.append([p])
     for r in range(args.rounds):
-        order = points[r % len(points):] + points[:r % len(points)]
+        order = [p for unit in units[r % len(units):] + units[:r % len(units)] for p in unit]
         for p in order:
             rows, seconds = peers[p["tool"]].run(p["K"], thetas[p["K"]], p["setting"], p["sens"])
             p["seconds"].append(seconds)
