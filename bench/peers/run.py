@@ -21,6 +21,7 @@ Writes bench/results/peers/work_precision.{json,md,png}.
 """
 import argparse
 import importlib.metadata
+import itertools
 import json
 import os
 import platform
@@ -428,12 +429,7 @@ def main():
     scaling = {threads: [] for threads in (1, 2)} if args.scaling_rows > 0 else {}
     # The rotation moves whole units, a setting's forward and sensitivity runs together: rotated
     # point by point, every other round put one of a pair first and the other last, minutes apart.
-    units = []
-    for p in points:
-        if units and (units[-1][0]["tool"], units[-1][0]["K"], units[-1][0]["setting"]) == (p["tool"], p["K"], p["setting"]):
-            units[-1].append(p)
-        else:
-            units.append([p])
+    units = [list(unit) for _, unit in itertools.groupby(points, key=lambda p: (p["tool"], p["K"], p["setting"]))]
     for r in range(args.rounds):
         order = [p for unit in units[r % len(units):] + units[:r % len(units)] for p in unit]
         for p in order:
