@@ -14,6 +14,7 @@ Usage: python3 bench/gpu_runner_summary.py bench/results/gpu/runner > bench/resu
 """
 import csv
 import glob
+import gzip
 import json
 import os
 import statistics
@@ -22,16 +23,23 @@ import sys
 # The vendor's datasheet figure for fp64 without tensor cores on the H100/H200 SXM (34 TFLOP/s),
 # a lead rather than a measurement (scripts/gpu-check does not measure the peak).
 FP64_PEAK_FLOPS = 34e12
-DURATION_SCALE = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+# ncu names the unit "nsecond" in some versions and "ns" in others (2025.x on the H200 machine).
+DURATION_SCALE = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
+                  "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def load_json(path):
+    """A record as the device wrote it (.json) or as `collect` keeps it (.json.gz)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
 
 
 def load_records(folder):
     records = {}
-    for path in glob.glob(os.path.join(folder, "K*_*.json")):
-        tag = os.path.basename(path)[:-len(".json")]
+    for path in glob.glob(os.path.join(folder, "K*_*.json")) + glob.glob(os.path.join(folder, "K*_*.json.gz")):
+        tag = os.path.basename(path).split(".json")[0]
         K, sens, dt, backend = tag.split("_")
-        with open(path) as f:
-            rec = json.load(f)
+        rec = load_json(path)
         records[(int(K[1:]), sens, float(dt[2:]), backend)] = rec
     return records
 
@@ -48,9 +56,9 @@ def event_agreement(a, b):
     return worst, differing
 
 
-def fp64_counts(folder):
-    """(fp64 operations, seconds) of the profiled launch, from ncu's CSV, or None."""
-    path = os.path.join(folder, "fp64_ncu.csv")
+def ncu_values(folder, suffix):
+    """The metrics of the profiled launch (fp64_ncu<suffix>.csv) by name, durations in seconds, or None."""
+    path = os.path.join(folder, f"fp64_ncu{suffix}.csv")
     if not os.path.exists(path):
         return None
     with open(path) as f:
@@ -59,25 +67,25 @@ def fp64_counts(folder):
     for row in csv.DictReader(lines):
         name, unit = row.get("Metric Name"), row.get("Metric Unit", "")
         value = float(row.get("Metric Value", "nan").replace(",", ""))
-        values[name] = value * DURATION_SCALE.get(unit, 1.0) if name == "gpu__time_duration.sum" else value
+        if name == "gpu__time_duration.sum":
+            if unit not in DURATION_SCALE:
+                raise SystemExit(f"{path}: unknown duration unit {unit!r}")
+            value *= DURATION_SCALE[unit]
+        values[name] = value
     op = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
-    try:
-        flops = values[op.format("dadd")] + values[op.format("dmul")] + 2.0 * values[op.format("dfma")]
-        return flops, values["gpu__time_duration.sum"]
-    except KeyError:
+    if not all(op.format(o) in values for o in ("dadd", "dmul", "dfma")) or "gpu__time_duration.sum" not in values:
         return None
+    values["flops"] = values[op.format("dadd")] + values[op.format("dmul")] + 2.0 * values[op.format("dfma")]
+    run = [p for p in (os.path.join(folder, f"ncu_run{suffix}.json"), os.path.join(folder, f"ncu_run{suffix}.json.gz"))
+           if os.path.exists(p)]
+    if run:
+        values["flops_per_step"] = values["flops"] / load_json(run[0])["trajectory_steps"]
+    return values
 
 
 def main():
     folder = sys.argv[1]
     records = load_records(folder)
-    counts = fp64_counts(folder)
-    flops_per_step = None
-    ncu_run = os.path.join(folder, "ncu_run.json")
-    if counts and os.path.exists(ncu_run):
-        with open(ncu_run) as f:
-            flops_per_step = counts[0] / json.load(f)["trajectory_steps"]
-
     print("# Runner part on the device machine (scripts/gpu-check)\n")
     print("Terrain-ball rows of bench/terrain_batch.hpp, t_final = 3, probes = 3; the median of 3 timed "
           "solves over all rows. CPU: the CPU backend on every core of the device machine.\n")
@@ -100,21 +108,31 @@ def main():
         print(f"| {K} | {'yes' if sens == 'sens' else 'no'} | {dt:g} | {backend}{threads} | {rec['rows_solved']} | "
               f"{seconds * 1e3:.2f} ms | {rate:.3e} | {per_traj * 1e6:.3f} us | {speedup} | {agreement} |")
     print()
-    if counts is None:
-        print("fp64 counts: not measured (no ncu output in this run).")
-        return
-    flops, duration = counts
-    print(f"fp64, one CUDA launch (K = 3, forward, dt = 0.001, 65536 rows; ncu): {flops:.3e} operations "
-          f"(add, mul, and 2 per fma) in {duration * 1e3:.3f} ms = {flops / duration / 1e12:.3f} TFLOP/s, "
-          f"{100 * flops / duration / FP64_PEAK_FLOPS:.2f} % of the fp64 peak (34 TFLOP/s, vendor datasheet)"
-          + (f"; {flops_per_step:.0f} fp64 operations per trajectory-step." if flops_per_step else "."))
-    cpu = records.get((3, "fwd", 0.001, "cpu"))
-    if flops_per_step and cpu:
-        rate = cpu["trajectory_steps"] / statistics.median(cpu["seconds"])
-        print(f"\nThe CPU backend at the same setting ({cpu['threads']} threads) then does about "
-              f"{flops_per_step * rate / 1e9:.1f} GFLOP/s (the GPU's operation count per step, times the CPU's "
-              "trajectory-steps per second; the host build does not fuse multiply-adds, so it executes "
-              "somewhat more instructions for the same arithmetic).")
+    for suffix, what in (("", "forward"), ("_sens", "with sensitivities")):
+        v = ncu_values(folder, suffix)
+        if v is None:
+            print(f"fp64 counts, {what}: not measured (no ncu output in this run).\n")
+            continue
+        flops, duration = v["flops"], v["gpu__time_duration.sum"]
+        line = (f"fp64, one CUDA launch (K = 3, {what}, dt = 0.001, 65536 rows; ncu): {flops:.3e} operations "
+                f"(add, mul, and 2 per fma) in {duration * 1e3:.3f} ms = {flops / duration / 1e12:.3f} TFLOP/s, "
+                f"{100 * flops / duration / FP64_PEAK_FLOPS:.2f} % of the fp64 peak (34 TFLOP/s, vendor datasheet)")
+        if "flops_per_step" in v:
+            line += f"; {v['flops_per_step']:.0f} fp64 operations per trajectory-step"
+        if "sm__warps_active.avg.pct_of_peak_sustained_active" in v:
+            line += f"; achieved occupancy {v['sm__warps_active.avg.pct_of_peak_sustained_active']:.1f} % of the SM's warps"
+        local = [v.get(f"smsp__sass_inst_executed_op_local_{o}.sum") for o in ("ld", "st")]
+        if None not in local and v.get("smsp__inst_executed.sum"):
+            line += (f"; local-memory loads and stores {100 * sum(local) / v['smsp__inst_executed.sum']:.1f} % "
+                     "of the warp instructions")
+        print(line + ".\n")
+        cpu = records.get((3, "sens" if suffix else "fwd", 0.001, "cpu"))
+        if "flops_per_step" in v and cpu:
+            rate = cpu["trajectory_steps"] / statistics.median(cpu["seconds"])
+            print(f"The CPU backend at the same setting ({cpu['threads']} threads) then does about "
+                  f"{v['flops_per_step'] * rate / 1e9:.1f} GFLOP/s (the GPU's operation count per step, times the CPU's "
+                  "trajectory-steps per second; the host build does not fuse multiply-adds, so it executes "
+                  "somewhat more instructions for the same arithmetic).\n")
 
 
 if __name__ == "__main__":
