@@ -9,7 +9,10 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "cuda_check.cuh"
 
@@ -25,14 +28,86 @@ struct DeviceMemory {
   static cudaError_t release(void* p) noexcept { return cudaFree(p); }
 };
 
-// Page-locked host memory: the only host memory an async copy really overlaps with.
-struct PinnedHostMemory {
-  static void* allocate(std::size_t bytes) {
+// Page-locked host memory, kept for reuse. Pinning is dear: on the H200 machine cudaMallocHost
+// took 90-100 ms for 200 MB and cudaFreeHost 25 ms, against 3.8 ms to copy those 200 MB either
+// way (bench/results/gpu/README.md), so pinning a solve's staging anew each time cost more than
+// its kernel. A released block stays here, up to kPinnedCacheBytes in all, for the next solve (a
+// sweep's next chunk, the next call of a served or JAX program) to take.
+class PinnedCache {
+ public:
+  // Two chunk slots of solve.cuh at their largest (kStagingBytesPerSlot each).
+  static constexpr std::size_t kPinnedCacheBytes = std::size_t(2) << 30;
+
+  // Never destroyed: at exit the CUDA runtime may be torn down before a static destructor ran,
+  // and the operating system takes the pages back anyway.
+  static PinnedCache& instance() {
+    static PinnedCache* cache = new PinnedCache;
+    return *cache;
+  }
+
+  // A block of at least `bytes`: a held one no larger than 4 x `bytes` (so a small request does
+  // not keep a large block from the large request after it), or a new one.
+  void* take(std::size_t bytes) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      auto best = held_.end();
+      for (auto it = held_.begin(); it != held_.end(); ++it)
+        if (it->second >= bytes && it->second / 4 <= bytes && (best == held_.end() || it->second < best->second))
+          best = it;
+      if (best != held_.end()) {
+        const auto block = *best;
+        held_.erase(best);
+        held_bytes_ -= block.second;
+        // A block pinned before a cudaDeviceReset is no longer page-locked host memory: dropped.
+        cudaPointerAttributes attributes{};
+        if (cudaPointerGetAttributes(&attributes, block.first) == cudaSuccess &&
+            attributes.type == cudaMemoryTypeHost) {
+          in_use_.emplace(block.first, block.second);
+          return block.first;
+        }
+        (void)cudaGetLastError();
+      }
+    }
     void* p = nullptr;
     SALTATION_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    const std::lock_guard<std::mutex> lock(mutex_);
+    in_use_.emplace(p, bytes);
     return p;
   }
-  static cudaError_t release(void* p) noexcept { return cudaFreeHost(p); }
+
+  // Keeps the block while the cache has room, else unpins it.
+  cudaError_t give(void* p) noexcept {
+    std::size_t bytes = 0;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = in_use_.find(p);
+      if (it != in_use_.end()) {
+        bytes = it->second;
+        in_use_.erase(it);
+        if (held_bytes_ + bytes <= kPinnedCacheBytes) {
+          try {
+            held_.emplace_back(p, bytes);
+            held_bytes_ += bytes;
+            return cudaSuccess;
+          } catch (...) {  // no memory to remember it: unpinned below
+          }
+        }
+      }
+    }
+    return cudaFreeHost(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<void*, std::size_t>> held_;  // free blocks and their sizes
+  std::size_t held_bytes_ = 0;
+  std::unordered_map<void*, std::size_t> in_use_;  // blocks handed out: their true sizes
+};
+
+// Page-locked host memory: the only host memory an async copy really overlaps with.
+struct PinnedHostMemory {
+  static void* allocate(std::size_t bytes) { return PinnedCache::instance().take(bytes); }
+  static cudaError_t release(void* p) noexcept { return PinnedCache::instance().give(p); }
 };
 
 // `count` elements of T in `Memory`, uninitialized; move-only. An empty buffer holds no memory
