@@ -1,3 +1,6 @@
+// What pinning, copying and freeing host and device memory cost on the device machine, the
+// measurement behind kernels/device_buffer.cuh's PinnedCache (output: pinning_costs.txt).
+// Not part of the build: nvcc -O2 -arch=sm_90 -o pinning_costs pinning_costs.cu && ./pinning_costs
 #include <cuda_runtime.h>
 #include <chrono>
 #include <cstdio>
