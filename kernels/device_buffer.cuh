@@ -9,12 +9,16 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <limits>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "saltation/errors.hpp"
 
 namespace saltation::cuda {
 
@@ -31,19 +35,36 @@ struct DeviceMemory {
 // Page-locked host memory, kept for reuse. Pinning is dear: on the H200 machine cudaMallocHost
 // took 90-100 ms for 200 MB and cudaFreeHost 25 ms, against 3.8 ms to copy those 200 MB either
 // way (bench/results/gpu/README.md), so pinning a solve's staging anew each time cost more than
-// its kernel. A released block stays here, up to kPinnedCacheBytes in all, for the next solve (a
+// its kernel. A released block stays here, up to bound() bytes in all, for the next solve (a
 // sweep's next chunk, the next call of a served or JAX program) to take.
 class PinnedCache {
  public:
-  // Two chunk slots of solve.cuh at their largest (kStagingBytesPerSlot each).
-  static constexpr std::size_t kPinnedCacheBytes = std::size_t(2) << 30;
+  // By default two chunk slots of solve.cuh at their largest (kStagingBytesPerSlot each);
+  // SALTATION_PINNED_CACHE_MIB sets another bound (0: every block is unpinned when released).
+  static constexpr std::size_t kDefaultBytes = std::size_t(2) << 30;
 
   // Never destroyed: at exit the CUDA runtime may be torn down before a static destructor ran,
   // and the operating system takes the pages back anyway.
   static PinnedCache& instance() {
-    static PinnedCache* cache = new PinnedCache;
+    static PinnedCache* cache = new PinnedCache(bound_from_environment());
     return *cache;
   }
+
+  static std::size_t bound_from_environment() {
+    const char* value = std::getenv("SALTATION_PINNED_CACHE_MIB");
+    if (value == nullptr) return kDefaultBytes;
+    const std::string text(value);
+    char* end = nullptr;
+    const unsigned long long mib = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || *end != '\0' ||
+        mib > (std::numeric_limits<std::size_t>::max() >> 20))
+      throw InvalidInput("SALTATION_PINNED_CACHE_MIB", -1,
+                         "must be a whole number of MiB (0 keeps no pinned staging between solves), got \"" + text + "\"");
+    return static_cast<std::size_t>(mib) << 20;
+  }
+
+  explicit PinnedCache(std::size_t bound) : bound_(bound) {}
+  std::size_t bound() const { return bound_; }
 
   // A block of at least `bytes`: a held one no larger than 4 x `bytes` (so a small request does
   // not keep a large block from the large request after it), or a new one.
@@ -84,7 +105,7 @@ class PinnedCache {
       if (it != in_use_.end()) {
         bytes = it->second;
         in_use_.erase(it);
-        if (held_bytes_ + bytes <= kPinnedCacheBytes) {
+        if (held_bytes_ + bytes <= bound_) {
           try {
             held_.emplace_back(p, bytes);
             held_bytes_ += bytes;
@@ -102,6 +123,7 @@ class PinnedCache {
   std::vector<std::pair<void*, std::size_t>> held_;  // free blocks and their sizes
   std::size_t held_bytes_ = 0;
   std::unordered_map<void*, std::size_t> in_use_;  // blocks handed out: their true sizes
+  std::size_t bound_;
 };
 
 // Page-locked host memory: the only host memory an async copy really overlaps with.

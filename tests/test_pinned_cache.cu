@@ -1,12 +1,15 @@
 // The pinned staging cache of kernels/device_buffer.cuh: a released block is handed out again
 // (pinning is the dear part of a small solve), never one four times larger than asked for, and
-// never one that a cudaDeviceReset has unpinned; solves before and after a reset agree. Skips
-// where no device is present (fails under SALTATION_REQUIRE_CUDA=1).
+// never one that a cudaDeviceReset has unpinned; solves before and after a reset agree; its bound
+// comes from SALTATION_PINNED_CACHE_MIB. The device tests skip where no device is present (fail
+// under SALTATION_REQUIRE_CUDA=1).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backends.hpp"
@@ -52,6 +55,27 @@ TEST(CudaPinnedCache, ReleasedBlockIsReusedWithinFourTimesTheRequest) {
   EXPECT_EQ(cudaMemcpy(device, big, mib, cudaMemcpyHostToDevice), cudaSuccess);
   EXPECT_EQ(cudaFree(device), cudaSuccess);
   for (void* p : {small, big}) EXPECT_EQ(cache.give(p), cudaSuccess);
+}
+
+// The bound needs no device: read from SALTATION_PINNED_CACHE_MIB, strictly.
+TEST(CudaPinnedCache, BoundFromEnvironment) {
+  unsetenv("SALTATION_PINNED_CACHE_MIB");
+  EXPECT_EQ(PinnedCache::bound_from_environment(), PinnedCache::kDefaultBytes);
+  setenv("SALTATION_PINNED_CACHE_MIB", "0", 1);
+  EXPECT_EQ(PinnedCache::bound_from_environment(), 0u);
+  setenv("SALTATION_PINNED_CACHE_MIB", "512", 1);
+  EXPECT_EQ(PinnedCache::bound_from_environment(), std::size_t(512) << 20);
+  for (const char* bad : {"", "-1", "1.5", "64MiB", " 64", "99999999999999999999999"}) {
+    setenv("SALTATION_PINNED_CACHE_MIB", bad, 1);
+    try {
+      (void)PinnedCache::bound_from_environment();
+      ADD_FAILURE() << "accepted \"" << bad << "\"";
+    } catch (const saltation::InvalidInput& e) {
+      EXPECT_EQ(e.parameter(), "SALTATION_PINNED_CACHE_MIB");
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("SALTATION_PINNED_CACHE_MIB");
 }
 
 TEST(CudaPinnedCache, SolvesAgreeAcrossADeviceReset) {
