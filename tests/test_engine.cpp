@@ -317,6 +317,41 @@ TEST(Cpu, ResultsIdenticalForOneTwoFourThreads) {
   }
 }
 
+// The rows are checked by several threads (each a range of rows) for large batches; the error must
+// still name the batch's first bad row, not the first a thread found.
+TEST(Cpu, ValidationNamesTheFirstBadRowWithAnyThreadCount) {
+  saltation::TerrainBall<3> m;
+  std::mt19937_64 rng(5);
+  const std::vector<double> good = sample_terrain_row<3>(rng);
+  const std::size_t n = 4 * static_cast<std::size_t>(saltation::kValidateRowsPerThread) + 3;
+  std::vector<std::vector<double>> rows(n, good);
+  const auto first_named = [&](int threads) -> long {
+    try {
+      saltation::validate_batch(m, Batch::from_rows(rows, m.P), threads);
+    } catch (const InvalidInput& e) {
+      return e.row();
+    }
+    return -2;
+  };
+  for (int threads : {1, 2, 3, 4, 8}) EXPECT_EQ(first_named(threads), -2) << threads << " threads";
+  rows[n - 1][3] = 1.5;                                                  // e, in the last thread's range
+  rows[n / 2 + 1][4] = -0.1;                                             // mu
+  rows[n / 4 + 7][6] = std::nan("");                                     // b_1
+  for (int threads : {1, 2, 3, 4, 8}) EXPECT_EQ(first_named(threads), static_cast<long>(n / 4 + 7)) << threads << " threads";
+  rows[n / 4 + 7] = good;
+  rows[n / 4 + 8][3] = 1.5;
+  for (int threads : {1, 2, 3, 4, 8}) EXPECT_EQ(first_named(threads), static_cast<long>(n / 4 + 8)) << threads << " threads";
+  rows[3][5] = 5.0;  // a bump of height 5 centred on the start: the ball starts inside the terrain
+  rows[3][6] = 0.0;
+  try {
+    saltation::validate_batch(m, Batch::from_rows(rows, m.P), 4);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.parameter(), "initial state") << e.what();
+    EXPECT_EQ(e.row(), 3);
+  }
+}
+
 TEST_P(Sensitivities, ForwardStatesIdenticalWithAndWithoutSensitivities) {
   std::mt19937_64 rng(5);
   saltation::testing::StrictTerrain3 m;  // bitwise across two kernels: no contraction on CUDA
