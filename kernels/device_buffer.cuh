@@ -35,8 +35,8 @@ struct DeviceMemory {
 // Page-locked host memory, kept for reuse. Pinning is dear: on the H200 machine cudaMallocHost
 // took 90-100 ms for 200 MB and cudaFreeHost 25 ms, against 3.8 ms to copy those 200 MB either
 // way (bench/results/gpu/README.md), so pinning a solve's staging anew each time cost more than
-// its kernel. A released block stays here, up to bound() bytes in all, for the next solve (a
-// sweep's next chunk, the next call of a served or JAX program) to take.
+// its kernel. A released block stays here, up to a bound in all (kDefaultBytes unless set), for
+// the next solve (a sweep's next chunk, the next call of a served or JAX program) to take.
 class PinnedCache {
  public:
   // By default two chunk slots of solve.cuh at their largest (kStagingBytesPerSlot each);
@@ -54,17 +54,16 @@ class PinnedCache {
     const char* value = std::getenv("SALTATION_PINNED_CACHE_MIB");
     if (value == nullptr) return kDefaultBytes;
     const std::string text(value);
-    char* end = nullptr;
-    const unsigned long long mib = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || *end != '\0' ||
-        mib > (std::numeric_limits<std::size_t>::max() >> 20))
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    // strtoull gives ULLONG_MAX on overflow, which the size check refuses too.
+    const unsigned long long mib = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+    if (!digits || mib > (std::numeric_limits<std::size_t>::max() >> 20))
       throw InvalidInput("SALTATION_PINNED_CACHE_MIB", -1,
                          "must be a whole number of MiB (0 keeps no pinned staging between solves), got \"" + text + "\"");
     return static_cast<std::size_t>(mib) << 20;
   }
 
   explicit PinnedCache(std::size_t bound) : bound_(bound) {}
-  std::size_t bound() const { return bound_; }
 
   // A block of at least `bytes`: a held one no larger than 4 x `bytes` (so a small request does
   // not keep a large block from the large request after it), or a new one.
