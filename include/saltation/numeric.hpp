@@ -185,14 +185,17 @@ SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
 #endif
 
 // A group of a sum's terms evaluated at once: for doubles on the host, four of them in a Double4;
-// otherwise (dual numbers, the device) one. make() builds a group from `size` values, at() reads
-// one back, store() writes them all.
+// otherwise (dual numbers, the device) one. make() builds a group from `size` values (make_first
+// from the first `count` of them, 0 past; count >= 1), at() reads one back (add_at adds to it),
+// store() writes them all.
 template <class S>
 struct Group {
   using type = S;
   static constexpr int size = 1;
   SALTATION_HD static S make(const S* v) { return v[0]; }
+  SALTATION_HD static S make_first(const S* v, int) { return v[0]; }
   SALTATION_HD static S at(const S& v, int) { return v; }
+  SALTATION_HD static void add_at(S& v, int, const S& x) { v = v + x; }  // element e of v plus x
   SALTATION_HD static void store(const S& v, S* out) { out[0] = v; }  // all `size` values
   SALTATION_HD static S zero() { return S(0.0); }
   SALTATION_HD static bool any(bool m) { return m; }                           // of a comparison's result
@@ -205,7 +208,12 @@ struct Group<double> {
   using type = Double4;
   static constexpr int size = 4;
   SALTATION_HOST_INLINE static Double4 make(const double* v) { return Double4{v[0], v[1], v[2], v[3]}; }
+  SALTATION_HOST_INLINE static Double4 make_first(const double* v, int count) {
+    if (count >= 4) return make(v);  // one vector load, where the element-wise copy below was not
+    return Double4{v[0], count > 1 ? v[1] : 0.0, count > 2 ? v[2] : 0.0, 0.0};
+  }
   SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
+  SALTATION_HOST_INLINE static void add_at(Double4& v, int e, double x) { v[e] = v[e] + x; }
   SALTATION_HOST_INLINE static void store(const Double4& v, double* out) {
     for (int e = 0; e < 4; ++e) out[e] = v[e];
   }

@@ -130,15 +130,6 @@ struct Tangents<Model, true> {
   int affine_mode = -1;
   int pending = 0;
 
-  // The state and Y_F (the only columns of Y_out written) of a full step (dt) of an affine flow;
-  // the caller keeps them with keep_affine_step().
-  template <class Model_, class Th>
-  SALTATION_HD void affine_full_step(const Model_& m, const double* q, int mode, const Th& th, double h,
-                                     double* q_out, double* Y_out) {
-    ready_affine(m, mode, th, h);
-    rk4_step(m, q, mode, th, h, q_out);
-    affine_flow_param_columns<N, F, W, const double*>(Phi, Psi, psi, q, Y, Y_out);
-  }
   // Phi, Psi and psi for `mode` (h is always dt).
   template <class Model_, class Th>
   SALTATION_HD void ready_affine(const Model_& m, int mode, const Th& th, double h) {
@@ -168,9 +159,13 @@ struct Tangents<Model, true> {
           for (int l = 0; l < N; ++l) Phi[i * N + l] = I[i * W + l];
     }
   }
-  SALTATION_HD void keep_affine_step(const double* Y_step) {
+  // The tangent of a full step (dt) of an affine flow from q, taken once the step is (the state
+  // itself is rk4_step's): Y_F as above, the q-columns pending.
+  SALTATION_HD void take_affine_step(const double* q) {
+    double Y_out[N * W];
+    affine_flow_param_columns<N, F, W, const double*>(Phi, Psi, psi, q, Y, Y_out);
     for (int i = 0; i < N; ++i)
-      for (int f = 0; f < F; ++f) Y[i * W + N + f] = Y_step[i * W + N + f];
+      for (int f = 0; f < F; ++f) Y[i * W + N + f] = Y_out[i * W + N + f];
     ++pending;
   }
 
@@ -457,16 +452,16 @@ class Trajectory {
       finish(Status::NonFinite, t_, q_);
       return StepOutcome::Ended;
     }
-    for (int k = 0; k < N; ++k) q_[k] = q_end[k];
-    for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
-    g_left_known_ = g_end_known;
     if constexpr (Sens) {
       if (affine_step(h)) {
-        tan_.keep_affine_step(Y_end);
+        tan_.take_affine_step(q_);
       } else {
         for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
       }
     }
+    for (int k = 0; k < N; ++k) q_[k] = q_end[k];
+    for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+    g_left_known_ = g_end_known;
     t_ = last ? o_.t_final : t_ + h;
     return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
   }
@@ -655,23 +650,27 @@ class Trajectory {
 
   // Steps to the end of (t, t+h], then (unless the guard bound rules the step out) probes it;
   // returns true with the first sub-interval that holds a crossing, else false with the end
-  // state (and, with Sens, its tangent) in q_end / Y_end and, when evaluated, the end guards.
+  // state in q_end (with Sens, and a step other than a full one of an affine flow, its tangent in
+  // Y_end) and, when evaluated, the end guards.
   SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
     g_end_known = false;
     const int departing = departing_;
     departing_ = -1;
     const int pieces = o_.probes + 1;
+    // A full step of an affine flow forms its tangent only once it is taken (step()): a step with
+    // a crossing in it is not.
+    bool tangent_stepped = false;
     if constexpr (Sens) {
       if (affine_step(h)) {
-        tan_.affine_full_step(m_, q_, mode_, th_, h, q_end, Y_end);
+        tan_.ready_affine(m_, mode_, th_, h);
       } else {
         tan_.up_to_date();
         for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
         rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
+        tangent_stepped = true;
       }
-    } else {
-      rk4_step(m_, q_, mode_, th_, h, q_end);
     }
+    if (!tangent_stepped) rk4_step(m_, q_, mode_, th_, h, q_end);
     if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing)) return false;
     // The guards at the step's start are evaluated (when unknown) only if the first piece needs
     // them: a guard can cross there only if it ends past its surface (until then 0 stands in, with
@@ -914,29 +913,22 @@ class Trajectory {
         // the group's columns are padding, never stored.
         for (int d0 = 0; d0 < count; d0 += L) {
           const int here = count - d0 < L ? count - d0 : L;
-          const auto load = [&](const double* v) {  // v[e] for the group's columns, 0 past them
-            double group[L];
-            for (int e = 0; e < L; ++e) group[e] = e < here ? v[e] : 0.0;
-            return Gr::make(group);
-          };
-          // The flow-parameter column's terms of Y (gY, RY), -0.0 where a column has none: x + -0.0
-          // is x for every x, so adding it changes nothing, as not adding.
-          double g_flow[L], RY_flow[N * L];
-          int y_cols[L];  // each column's flow column of Y: N + f, or -1
-          for (int e = 0; e < L; ++e) {
-            const int y_col = y_cols[e] = e < here ? tan_.flow_column(p0 + d0 + e) : -1;
-            g_flow[e] = y_col >= 0 ? gY[y_col] : -0.0;
-            for (int r = 0; r < N; ++r) RY_flow[r * L + e] = y_col >= 0 ? RY[r * kWidth + y_col] : -0.0;
+          // The flow-parameter columns' terms of Y (gY, RY) added to the group's elements they
+          // belong to, at the same place in each sum as a term of every column would be.
+          int flow_e[Model::F > 0 ? Model::F : 1];  // flow parameter f's element of the group, or -1
+          for (int f = 0; f < Model::F; ++f) {
+            const int e = Model::flow_param(f) - (p0 + d0);
+            flow_e[f] = e >= 0 && e < here ? e : -1;
           }
           G xs[N];
-          for (int l = 0; l < N; ++l) xs[l] = load(tan_.Xs + l * P + p0 + d0);
-          G num = load(g_theta + d0);
+          for (int l = 0; l < N; ++l) xs[l] = Gr::make_first(tan_.Xs + l * P + p0 + d0, here);  // 0 past the group's columns
+          G num = Gr::make_first(g_theta + d0, here);
           for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
-          num = num + Gr::make(g_flow);
-          const double zeros[L] = {};
-          const G tau = pinned ? Gr::make(zeros) : num * minus_inv_g_dot;
+          for (int f = 0; f < Model::F; ++f)
+            if (flow_e[f] >= 0) Gr::add_at(num, flow_e[f], gY[N + f]);
+          const G tau = pinned ? Gr::zero() : num * minus_inv_g_dot;
           for (int e = 0; e < here; ++e) {
-            const int p = p0 + d0 + e, y_col = y_cols[e];
+            const int p = p0 + d0 + e, y_col = tan_.flow_column(p);
             const double tau_p = Gr::at(tau, e);
             // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
             const auto event_dq = [&](double* dq) {
@@ -961,9 +953,10 @@ class Trajectory {
           if (terminal == Status::EventCapacity) continue;
           G total[N];
           for (int r = 0; r < N; ++r) {
-            total[r] = load(R_theta + r * kChunk + d0) + c[r] * tau;
+            total[r] = Gr::make_first(R_theta + r * kChunk + d0, here) + c[r] * tau;
             for (int l = 0; l < N; ++l) total[r] = total[r] + RY[r * kWidth + l] * xs[l];
-            total[r] = total[r] + Gr::make(RY_flow + r * L);
+            for (int f = 0; f < Model::F; ++f)
+              if (flow_e[f] >= 0) Gr::add_at(total[r], flow_e[f], RY[r * kWidth + N + f]);
           }
           for (int r = 0; r < N; ++r) {
             if (terminal == Status::Finished && here == L) {  // a whole group at once

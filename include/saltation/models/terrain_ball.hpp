@@ -38,10 +38,11 @@ struct TerrainBall {
     return d * d <= (kReach * kReach) * (w * w);
   }
 
-  // Terrain height and slope at x, and its curvature h''(x) where `d2h` is given (an event's
-  // state Jacobian needs it).
+  // Terrain height and slope at x, its curvature h''(x) where `d2h` is given (an event's state
+  // Jacobian needs it), and each bump's exp(-u^2 / 2) where `bump_exp` is given (K entries, 0 past
+  // reach; an event's parameter partials need them again).
   template <class S, class Th>
-  SALTATION_HD void terrain(const S& x, const Th& th, S& h, S& dh, S* d2h = nullptr) const {
+  SALTATION_HD void terrain(const S& x, const Th& th, S& h, S& dh, S* d2h = nullptr, double* bump_exp = nullptr) const {
     // The bumps a group at a time (Group: four at once in host vectors), summed as one partial sum
     // per element of the group (bump k into partial k mod size), the partials joined pairwise at
     // the end: one sum of K terms in the order of k is a chain of K dependent additions, which
@@ -61,9 +62,18 @@ struct TerrainBall {
       }
       const G ag = Gr::make(a), bg = Gr::make(b), wg = Gr::make(w);
       const auto reach = in_reach(value_of(x), value_of(bg), value_of(wg));
-      if (!Gr::any(reach)) continue;
+      if (!Gr::any(reach)) {
+        if (bump_exp)
+          for (int k = k0; k < K && k < k0 + L; ++k) bump_exp[k] = 0.0;
+        continue;
+      }
       const G u = (x - bg) / wg;
-      const G bump = ag * exp_by_table(-0.5 * u * u);
+      const G ex = exp_by_table(-0.5 * u * u);
+      if constexpr (std::is_same_v<S, double>) {
+        if (bump_exp)
+          for (int k = k0; k < K && k < k0 + L; ++k) bump_exp[k] = Gr::at(Gr::masked(reach, ex), k - k0);
+      }
+      const G bump = ag * ex;
       const G slope = bump * u / wg;
       h_part = h_part + Gr::masked(reach, bump);  // a bump past K has a = 0: it adds 0
       dh_part = dh_part - Gr::masked(reach, slope);
@@ -270,13 +280,14 @@ struct TerrainBall {
   struct EventContext {
     double x = 0.0, g = 0.0, dh = 0.0, d2h = 0.0;  // the event's position, guard, terrain slope and curvature
     double dvx[5] = {}, dvy[5] = {};  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
+    double bump_exp[K > 0 ? K : 1] = {};  // each bump's exp(-u^2 / 2) at x, 0 past reach (terrain's)
   };
   template <class Th>
   SALTATION_HD EventContext event_context(int, const double* q, int, const Th& th) const {
     EventContext ctx;
     ctx.x = q[0];
     double h;
-    terrain(q[0], th, h, ctx.dh, &ctx.d2h);
+    terrain(q[0], th, h, ctx.dh, &ctx.d2h, ctx.bump_exp);
     ctx.g = q[1] - h;
     impact_velocity_partials(ctx.dh, q[2], q[3], th[E], th[MU], ctx.dvx, ctx.dvy);
     return ctx;
@@ -317,8 +328,9 @@ struct TerrainBall {
     R_q[3 * N + 2] = ctx.dvy[3];
     R_q[3 * N + 3] = ctx.dvy[4];
   }
-  // A bump's three parameters share its exp and most products, so the bumps are taken whole (the
-  // parameters one at a time recomputed them for each).
+  // A bump's three parameters share its exp (the context's, from the terrain pass that found the
+  // slope) and most products, so the bumps are taken whole (the parameters one at a time
+  // recomputed them for each).
   template <class Th>
   SALTATION_HD void event_param_partials(const EventContext& ctx, int p0, int count, const Th& th, double* g_theta,
                                          double* R_theta, int stride) const {
@@ -339,7 +351,7 @@ struct TerrainBall {
     for (int k = (first - BUMP0) / 3; k < K && BUMP0 + 3 * k <= last; ++k) {
       const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
       const double u = (ctx.x - b) / w;
-      const double ex = in_reach(ctx.x, b, w) ? exp_by_table(-0.5 * u * u) : 0.0;
+      const double ex = ctx.bump_exp[k];
       const double aex = a * ex, aexu = aex * u;
       // d h and d h' by amplitude, centre and width
       const double dh[3] = {ex, aexu / w, aexu * u / w};
