@@ -276,18 +276,22 @@ struct TerrainBall {
   }
 
   // Analytic event partials (the dual-number pass over 3K bump parameters costs O(K^2) per event,
-  // and the one over q for R_q a terrain pass on Dual<4>).
+  // and the one over q for R_q a terrain pass on Dual<4>). The context keeps the bumps' exps for
+  // the partials where K <= 32: with K = 192 the array made the device's sensitivity kernel spill
+  // (255 registers, a 23.7 KB stack frame, scripts/ptxas-check), so there they are computed again.
+  static constexpr bool kKeepsBumpExps = K > 0 && K <= 32;
   struct EventContext {
     double x = 0.0, g = 0.0, dh = 0.0, d2h = 0.0;  // the event's position, guard, terrain slope and curvature
     double dvx[5] = {}, dvy[5] = {};  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
-    double bump_exp[K > 0 ? K : 1] = {};  // each bump's exp(-u^2 / 2) at x, 0 past reach (terrain's)
+    double bump_exp[kKeepsBumpExps ? K : 1] = {};  // each bump's exp(-u^2 / 2) at x, 0 past reach (terrain's)
   };
+
   template <class Th>
   SALTATION_HD EventContext event_context(int, const double* q, int, const Th& th) const {
     EventContext ctx;
     ctx.x = q[0];
     double h;
-    terrain(q[0], th, h, ctx.dh, &ctx.d2h, ctx.bump_exp);
+    terrain(q[0], th, h, ctx.dh, &ctx.d2h, kKeepsBumpExps ? ctx.bump_exp : nullptr);
     ctx.g = q[1] - h;
     impact_velocity_partials(ctx.dh, q[2], q[3], th[E], th[MU], ctx.dvx, ctx.dvy);
     return ctx;
@@ -329,8 +333,8 @@ struct TerrainBall {
     R_q[3 * N + 3] = ctx.dvy[4];
   }
   // A bump's three parameters share its exp (the context's, from the terrain pass that found the
-  // slope) and most products, so the bumps are taken whole (the parameters one at a time
-  // recomputed them for each).
+  // slope, where it keeps them) and most products, so the bumps are taken whole (the parameters
+  // one at a time recomputed them for each).
   template <class Th>
   SALTATION_HD void event_param_partials(const EventContext& ctx, int p0, int count, const Th& th, double* g_theta,
                                          double* R_theta, int stride) const {
@@ -351,7 +355,7 @@ struct TerrainBall {
     for (int k = (first - BUMP0) / 3; k < K && BUMP0 + 3 * k <= last; ++k) {
       const double a = th[BUMP0 + 3 * k], b = th[BUMP0 + 3 * k + 1], w = th[BUMP0 + 3 * k + 2];
       const double u = (ctx.x - b) / w;
-      const double ex = ctx.bump_exp[k];
+      const double ex = kKeepsBumpExps ? ctx.bump_exp[k] : in_reach(ctx.x, b, w) ? exp_by_table(-0.5 * u * u) : 0.0;
       const double aex = a * ex, aexu = aex * u;
       // d h and d h' by amplitude, centre and width
       const double dh[3] = {ex, aexu / w, aexu * u / w};
