@@ -55,6 +55,17 @@ inline LaneVec sin(const LaneVec& a) { return per_lane(a, [](double x) { return 
 inline LaneVec cos(const LaneVec& a) { return per_lane(a, [](double x) { return ::cos(x); }); }
 inline LaneVec tanh(const LaneVec& a) { return per_lane(a, [](double x) { return ::tanh(x); }); }
 
+// saltation::exp_neg_upper_bound lane by lane: the same operations (Min returns its second
+// operand, 1000, for a NaN product, as the double version's comparison does).
+inline LaneVec exp_neg_upper_bound(const LaneVec& s) {
+  const Tag d;
+  const hn::RebindToSigned<Tag> di;
+  const auto y = hn::Min(hn::Mul(s.v, hn::Set(d, 1.4426950408889634)), hn::Set(d, 1000.0));
+  const auto k = hn::ConvertTo(di, y);  // truncation, as the static_cast
+  const auto two_to_minus_k = hn::BitCast(d, hn::ShiftLeft<52>(hn::Sub(hn::Set(di, 1023), k)));
+  return LaneVec(hn::Mul(two_to_minus_k, hn::Sub(hn::Set(d, 1.0), hn::Mul(hn::Set(d, 0.5), hn::Sub(y, hn::ConvertTo(d, k))))));
+}
+
 // A comparison's outcome per lane: what bool is to double. Generic code combines masks with
 // &&, || and ! (lane by lane, no short circuit), picks values with select(m, a, b) and branches
 // only on any_lane(m) or all_lanes(m) (include/saltation/numeric.hpp has the bool versions).

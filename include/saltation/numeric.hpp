@@ -168,6 +168,20 @@ SALTATION_HD inline double exp_by_table(double x) {
 #endif
 }
 
+// An upper bound of e^-s for s >= 0 from the exponent field alone, without a division or a table:
+// with s / ln 2 = k + f (k whole, 0 <= f < 1), e^-s = 2^-k 2^-f <= 2^-k (1 - f / 2), the chord of
+// the convex 2^-f over [0, 1]; at most 6.2 % above e^-s (at f = 0.56), and within 1e-13 of that
+// below it through the rounding of s / ln 2 for s < 700. s / ln 2 is capped at 1000 (then the
+// bound is 2^-1000), which also takes NaN; k by truncation, the floor for s >= 0. A guard bound's margin covers the rounding (the
+// terrain ball's bump_bound). src/lane_vec-inl.h has the SIMD-lane version, the same operations.
+SALTATION_HD inline double exp_neg_upper_bound(double s) {
+  const double y_uncapped = s * 1.4426950408889634;  // s / ln 2
+  const double y = y_uncapped < 1000.0 ? y_uncapped : 1000.0;  // NaN too
+  const std::int64_t k = static_cast<std::int64_t>(y);  // floor: y >= 0
+  const double two_to_minus_k = detail::from_bits(static_cast<std::uint64_t>(1023 - k) << 52);
+  return two_to_minus_k * (1.0 - 0.5 * (y - static_cast<double>(k)));
+}
+
 #if SALTATION_HOST_VECTORS
 SALTATION_HOST_INLINE inline Double4 select(Mask4 m, Double4 a, Double4 b) {
   return (Double4)((m & (Mask4)a) | (~m & (Mask4)b));
@@ -194,6 +208,7 @@ struct Group {
   static constexpr int size = 1;
   SALTATION_HD static S make(const S* v) { return v[0]; }
   SALTATION_HD static S make_first(const S* v, int) { return v[0]; }
+  SALTATION_HD static S load_first(const S* v, int) { return v[0]; }
   SALTATION_HD static S at(const S& v, int) { return v; }
   SALTATION_HD static void add_at(S& v, int, const S& x) { v = v + x; }  // element e of v plus x
   SALTATION_HD static void store(const S& v, S* out) { out[0] = v; }  // all `size` values
@@ -211,6 +226,14 @@ struct Group<double> {
   SALTATION_HOST_INLINE static Double4 make_first(const double* v, int count) {
     if (count >= 4) return make(v);  // one vector load, where the element-wise copy below was not
     return Double4{v[0], count > 1 ? v[1] : 0.0, count > 2 ? v[2] : 0.0, 0.0};
+  }
+  // make_first for values stored long before, in one vector load (make's scalar loads and
+  // shuffles are for values just written by scalar stores, which a vector load would wait for).
+  SALTATION_HOST_INLINE static Double4 load_first(const double* v, int count) {
+    if (count < 4) return make_first(v, count);
+    Double4 r;
+    std::memcpy(&r, v, sizeof r);
+    return r;
   }
   SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
   SALTATION_HOST_INLINE static void add_at(Double4& v, int e, double x) { v[e] = v[e] + x; }

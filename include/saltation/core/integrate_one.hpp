@@ -248,6 +248,8 @@ struct Tangents<Model, true> {
 //   event_column(c, p, tau, q_minus, dq)  with Sens: dt_e/dtheta_p and the N entries dq-_e/dtheta_p
 //   final_dq(k, p, value)               with Sens: d qf[k] / dtheta_p; a later call may overwrite it
 //   finish(status, t_end, qf, n_events) once, when the trajectory ends
+// and says whether it keeps event_column's values (`records_event_columns`: when not, they are
+// not formed).
 // Every backend runs the same routine, so each policy gives the same values on every backend.
 
 // q[k] for a k known only at run time, by a loop of constant indices (see above).
@@ -264,6 +266,7 @@ SALTATION_HD double entry(const double* q, int k) {
 class FinalState {
  public:
   using View = ResultView;
+  static constexpr bool records_event_columns = false;
   SALTATION_HD FinalState(const View& out, std::size_t i) : out_(out), i_(i) {}
 
   template <int N>
@@ -289,6 +292,7 @@ class FinalState {
 class FullRecord : public FinalState {
  public:
   using FinalState::FinalState;
+  static constexpr bool records_event_columns = true;
 
   template <int N>
   SALTATION_HD void event(int c, double t_e, int j, const double* q_minus, const double* q_plus) const {
@@ -313,6 +317,7 @@ class FullRecord : public FinalState {
 class ObjectiveObserver {
  public:
   using View = ObservationView;
+  static constexpr bool records_event_columns = true;
   SALTATION_HD ObjectiveObserver(const View& out, std::size_t i) : out_(out), i_(i) {}
 
   template <int N>
@@ -921,13 +926,13 @@ class Trajectory {
             flow_e[f] = e >= 0 && e < here ? e : -1;
           }
           G xs[N];
-          for (int l = 0; l < N; ++l) xs[l] = Gr::make_first(tan_.Xs + l * P + p0 + d0, here);  // 0 past the group's columns
+          for (int l = 0; l < N; ++l) xs[l] = Gr::load_first(tan_.Xs + l * P + p0 + d0, here);  // 0 past the group's columns
           G num = Gr::make_first(g_theta + d0, here);
           for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
           for (int f = 0; f < Model::F; ++f)
             if (flow_e[f] >= 0) Gr::add_at(num, flow_e[f], gY[N + f]);
           const G tau = pinned ? Gr::zero() : num * minus_inv_g_dot;
-          for (int e = 0; e < here; ++e) {
+          for (int e = 0; e < here && (Output::records_event_columns || terminal == Status::EventCapacity); ++e) {
             const int p = p0 + d0 + e, y_col = tan_.flow_column(p);
             const double tau_p = Gr::at(tau, e);
             // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).

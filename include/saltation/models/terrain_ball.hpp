@@ -193,24 +193,11 @@ struct TerrainBall {
   }
 
   // Bound of the terrain over [x_lo, x_hi] from each bump's height at the point of the interval
-  // nearest its centre, r widths from it, without an exp (the C library's exp was most of a
-  // step's cost near the terrain): bumps out of reach of the whole interval contribute nothing,
-  // those more than kTailWidths widths away a exp(-kTailWidths^2 / 2), and nearer ones
-  // a / T8(r^2 / 2), T8 the Taylor polynomial of e^s to degree 8, below e^s for s >= 0 (loose by
-  // 4 % at r = 3, 1.7x at r = 4). Stops as soon as the sum reaches `enough`.
-  static constexpr double kTailWidths = 4.0, kTailHeight = 3.3546262790251185e-4;  // exp(-8)
-  template <class S>
-  SALTATION_HD static S exp_taylor8(const S& s) {
-    S p = 1.0 / 40320.0;
-    p = p * s + 1.0 / 5040.0;
-    p = p * s + 1.0 / 720.0;
-    p = p * s + 1.0 / 120.0;
-    p = p * s + 1.0 / 24.0;
-    p = p * s + 1.0 / 6.0;
-    p = p * s + 0.5;
-    p = p * s + 1.0;
-    return p * s + 1.0;
-  }
+  // nearest its centre, r widths from it, without an exp: bumps out of reach of the whole interval
+  // contribute nothing, the others a e^(-r^2 / 2) bounded from above by exp_neg_upper_bound (at
+  // most 6.2 % loose, no division and no table; the C library's exp was most of a step's cost
+  // near the terrain, and the division by a Taylor polynomial that replaced it most of the lanes'
+  // guard bound at K = 24). Stops as soon as the sum reaches `enough`.
   // (With lanes, a lane past `enough` goes on adding terms >= 0: its answer stays the same.)
   template <class S, class Th>
   SALTATION_HD S bump_bound(const S& x_lo, const S& x_hi, const Th& th, const S& enough = 1e300) const {
@@ -221,8 +208,7 @@ struct TerrainBall {
       const auto counts = a > 0.0 && in_reach(d, S(0.0), w);
       if (!any_lane(counts)) continue;
       const S r = d / w;
-      const S term = select(r > kTailWidths, a * kTailHeight, a / exp_taylor8(0.5 * r * r));
-      top = select(counts, top + term, top);
+      top = select(counts, top + a * exp_neg_upper_bound(0.5 * r * r), top);
       if (all_lanes(top >= enough)) break;
     }
     return top;
