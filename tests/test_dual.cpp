@@ -233,6 +233,27 @@ TEST(ExpByTable, WithinHalfAnUlpOfLongDoubleExp) {
   EXPECT_EQ(d.d[0], d.v);
 }
 
+// The guard bound's e^-s (numeric.hpp): never below e^-s beyond its rounding, at most 6.2 % above
+// it, over the range a bump's reach gives (s <= 39) and beyond; capped at 2^-1000, NaN included.
+TEST(ExpNegUpperBound, AboveExpAndAtMostSixPercentLoose) {
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> reach(0.0, 39.2), far(0.0, 690.0);
+  double lowest = 1e300, highest = 0.0;
+  for (int i = 0; i < 400000; ++i) {
+    const double s = i < 2000 ? i * 0.0196 : (i % 4 == 0 ? far(rng) : reach(rng));
+    const long double ratio = saltation::exp_neg_upper_bound(s) / expl(-static_cast<long double>(s));
+    lowest = std::min(lowest, static_cast<double>(ratio));
+    highest = std::max(highest, static_cast<double>(ratio));
+  }
+  std::printf("bound / e^-s in [%.15f, %.6f]\n", lowest, highest);
+  EXPECT_GE(lowest, 1.0 - 1e-13);
+  EXPECT_LE(highest, 1.0625);
+  EXPECT_EQ(saltation::exp_neg_upper_bound(0.0), 1.0);
+  EXPECT_NEAR(saltation::exp_neg_upper_bound(std::log(2.0) * 3.0), 0.125, 1e-15);
+  EXPECT_EQ(saltation::exp_neg_upper_bound(1e6), std::ldexp(1.0, -1000));
+  EXPECT_EQ(saltation::exp_neg_upper_bound(std::nan("")), std::ldexp(1.0, -1000));
+}
+
 #if SALTATION_HOST_VECTORS
 // The host vector version gives each element the scalar's bits (the terrain ball's grouped bumps
 // rely on it), in range and out of it.
