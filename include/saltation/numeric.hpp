@@ -182,6 +182,14 @@ SALTATION_HD inline double exp_neg_upper_bound(double s) {
   return two_to_minus_k * (1.0 - 0.5 * (y - static_cast<double>(k)));
 }
 
+// s = (d / w)^2 / 2 for w > 0, the exponent of a Gaussian bump's height d / w widths from its
+// centre, for a bound of e^-s. src/lane_vec-inl.h has the SIMD-lane version, which on AVX-512 may
+// come out below this by up to 6e-4 relative, never above it: e^-s from it is still a bound.
+SALTATION_HD inline double half_square_ratio(double d, double w) {
+  const double r = d / w;
+  return 0.5 * r * r;
+}
+
 #if SALTATION_HOST_VECTORS
 SALTATION_HOST_INLINE inline Double4 select(Mask4 m, Double4 a, Double4 b) {
   return (Double4)((m & (Mask4)a) | (~m & (Mask4)b));

@@ -167,7 +167,8 @@ struct TerrainBall {
 
   // The guard bound is generic over its scalar S: double, or the CPU's SIMD-lane vector (a
   // trajectory per lane, src/cpu_lanes.cpp), which decides W lanes' steps at once and gives each
-  // lane the double code's answer (numeric.hpp: select, any_lane, all_lanes).
+  // lane the double code's answer (numeric.hpp: select, any_lane, all_lanes), or on AVX-512 one a
+  // little looser (half_square_ratio): a valid bound only decides which steps skip the probes.
   //
   // What the guard bound needs of theta, formed once per trajectory (theta does not change along
   // it): the terrain's ceiling. (A bound per cell of x was tried: it made the forward CUDA kernel
@@ -207,8 +208,7 @@ struct TerrainBall {
       const S d = select(b < x_lo, x_lo - b, select(b > x_hi, b - x_hi, S(0.0)));
       const auto counts = a > 0.0 && in_reach(d, S(0.0), w);
       if (!any_lane(counts)) continue;
-      const S r = d / w;
-      top = select(counts, top + a * exp_neg_upper_bound(0.5 * r * r), top);
+      top = select(counts, top + a * exp_neg_upper_bound(half_square_ratio(d, w)), top);
       if (all_lanes(top >= enough)) break;
     }
     return top;
