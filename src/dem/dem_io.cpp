@@ -150,6 +150,23 @@ json status_names() {
 
 }  // namespace
 
+// The positions (required) back the batch's size before it is allocated: n_disks pairs shared by
+// every system, or n_systems arrays of n_disks pairs (their pairs are read by per_disk_vector). A
+// count with the positions missing or short is refused here, instead of after allocating
+// n_systems x n_disks disks (libFuzzer: n_disks = 222222222 and no positions ran out of memory).
+void check_positions_count(const io::JsonObject& top, int n_systems, int n_disks) {
+  const json& v = top.raw("positions");
+  const std::string name = top.path("positions");
+  if (!v.is_array()) throw InvalidInput(name, -1, "expected an array");
+  if ((long)v.size() == n_disks) return;
+  if ((long)v.size() != n_systems)
+    throw InvalidInput(name, -1, "expected n_disks (" + std::to_string(n_disks) + ") [x, y] pairs or n_systems (" +
+                                     std::to_string(n_systems) + ") arrays of them");
+  for (int b = 0; b < n_systems; ++b)
+    if (!v[b].is_array() || (long)v[b].size() != n_disks)
+      throw InvalidInput(name, b, "expected " + std::to_string(n_disks) + " disks");
+}
+
 DisksRequest parse_disks_request(const json& request, const DisksOverrides& overrides) {
   const io::JsonObject top(request, "");
   DisksRequest r;
@@ -201,6 +218,7 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
   }
   r.backend = parse_backend(top.string("backend", "cpu"));
 
+  check_positions_count(top, n_systems, n_disks);
   DiskBatch& b = r.batch;
   b = DiskBatch::make(n_systems, n_disks);
   per_disk(top, "radius", n_systems, n_disks, b.radius, true);

@@ -82,6 +82,22 @@ TEST(DemIo, ErrorsNameTheKeyAndRejectUnknownKeys) {
   EXPECT_EQ(invalid_parameter(bad), "observed");
 }
 
+// A disk count the positions do not back is refused before the batch is allocated (a fuzzer's
+// request with n_disks = 222222222 and no positions ran out of memory).
+TEST(DemIo, DiskCountWithoutItsPositionsIsRefusedBeforeAllocating) {
+  EXPECT_EQ(invalid_parameter(json::parse(R"({"n_systems": 2, "n_disks": 222222222, "radius": 1, "mass": 1})")),
+            "positions");
+  json short_positions = seed_request();
+  short_positions["n_disks"] = 222222222;
+  EXPECT_EQ(invalid_parameter(short_positions), "positions");
+  json short_system = seed_request();
+  short_system["positions"] = json::parse("[[[0, 0], [1, 0]], [[0, 0]]]");
+  EXPECT_EQ(invalid_parameter(short_system), "positions");
+  json per_system = seed_request();
+  per_system["positions"] = json::parse("[[[-0.54, 0], [0.54, 0]], [[-0.6, 0], [0.6, 0]]]");
+  EXPECT_EQ(parse_disks_request(per_system).batch.x0[2 * 2 + 1], 0.6);  // disk 1, x, system 1
+}
+
 TEST(DemIo, RolloutTableViewsTheResultInTheTablesLayout) {
   const DisksRequest r = parse_disks_request(seed_request());
   const RolloutResult res = rollout(r.batch, r.options, Backend::Cpu);

@@ -10,11 +10,19 @@
 namespace {
 // Pair checks x steps x (1 + tangents) beyond which a rollout is only read, not run.
 constexpr double kMaxRolloutWork = 50000;
+// Disks (n_systems x n_disks) beyond which a request is not read: one listed disk broadcast to
+// every system is a valid request, whose batch takes memory accordingly, past libFuzzer's limit.
+constexpr double kMaxDisks = 1e6;
+double count(const nlohmann::json& request, const char* key, double absent) {
+  const auto it = request.find(key);
+  return it == request.end() ? absent : it->is_number() ? it->get<double>() : 0.0;
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace saltation;
   return fuzz::with_parsed_json(data, size, [](const nlohmann::json& request) {
+    if (request.is_object() && !(count(request, "n_systems", 1) * count(request, "n_disks", 0) <= kMaxDisks)) return;
     const dem::DisksRequest parsed = dem::parse_disks_request(request);
     dem::normalized_options(parsed);
     if (parsed.mode != dem::DisksMode::Rollout) return;
