@@ -238,11 +238,12 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
     const json& ob = top.raw("observed");  // [n_systems][n_frames][n_disks][2]
     const int n_frames = o.n_frames;
     LossSpec loss;
-    loss.observed.assign((size_t)n_frames * 2 * n_disks * n_systems, 0.0);
     if (!ob.is_array() || (int)ob.size() != n_systems)
       throw InvalidInput("observed", -1, "expected n_systems x n_frames x n_disks x 2");
-    for (int s = 0; s < n_systems; ++s) {
+    for (int s = 0; s < n_systems; ++s)  // the frames back n_frames before the array is allocated
       if (!ob[s].is_array() || (int)ob[s].size() != n_frames) throw InvalidInput("observed", s, "expected n_frames frames");
+    loss.observed.assign((size_t)n_frames * 2 * n_disks * n_systems, 0.0);
+    for (int s = 0; s < n_systems; ++s) {
       for (int f = 0; f < n_frames; ++f) {
         if (!ob[s][f].is_array() || (int)ob[s][f].size() != n_disks)
           throw InvalidInput("observed", s, "expected n_disks per frame");
