@@ -172,8 +172,9 @@ SALTATION_HD inline double exp_by_table(double x) {
 // with s / ln 2 = k + f (k whole, 0 <= f < 1), e^-s = 2^-k 2^-f <= 2^-k (1 - f / 2), the chord of
 // the convex 2^-f over [0, 1]; at most 6.2 % above e^-s (at f = 0.56), and within 1e-13 of that
 // below it through the rounding of s / ln 2 for s < 700. s / ln 2 is capped at 1000 (then the
-// bound is 2^-1000), which also takes NaN; k by truncation, the floor for s >= 0. A guard bound's margin covers the rounding (the
-// terrain ball's bump_bound). src/lane_vec-inl.h has the SIMD-lane version, the same operations.
+// bound is 2^-1000), which also takes NaN; k by truncation, the floor for s >= 0. A guard bound's
+// margin covers the rounding (the terrain ball's bump_bound). src/lane_vec-inl.h has the
+// SIMD-lane version, the same operations.
 SALTATION_HD inline double exp_neg_upper_bound(double s) {
   const double y_uncapped = s * 1.4426950408889634;  // s / ln 2
   const double y = y_uncapped < 1000.0 ? y_uncapped : 1000.0;  // NaN too

@@ -71,6 +71,19 @@ void per_disk(const io::JsonObject& top, const std::string& key, int n_systems, 
   }
 }
 
+// The layout of a per-disk 2-vector `v` (named `name`): true for [n_disks][2] (every system),
+// false for [n_systems][n_disks][2]; any other outer shape is refused. Its pairs are read by
+// per_disk_vector.
+bool shared_disk_vectors(const json& v, const std::string& name, int n_systems, int n_disks) {
+  if (!v.is_array()) throw InvalidInput(name, -1, "expected an array");
+  if ((long)v.size() == n_disks && v[0].is_array() && v[0].size() == 2 && v[0][0].is_number()) return true;
+  if ((long)v.size() != n_systems) throw InvalidInput(name, -1, "expected n_disks [x, y] pairs or n_systems arrays of them");
+  for (int b = 0; b < n_systems; ++b)
+    if (!v[b].is_array() || (long)v[b].size() != n_disks)
+      throw InvalidInput(name, b, "expected " + std::to_string(n_disks) + " disks");
+  return false;
+}
+
 // Per-disk 2-vector: [n_disks][2] (every system) or [n_systems][n_disks][2]; written at
 // [(2d + c)*n_systems + b].
 void per_disk_vector(const io::JsonObject& top, const std::string& key, int n_systems, int n_disks,
@@ -85,19 +98,12 @@ void per_disk_vector(const io::JsonObject& top, const std::string& key, int n_sy
     if (!p.is_array() || p.size() != 2) throw InvalidInput(name, row, "each disk needs [x, y]");
     for (int c = 0; c < 2; ++c) out[(2L * d + c) * n_systems + b] = number_at(p[c], name, row);
   };
-  if (!v.is_array()) throw InvalidInput(name, -1, "expected an array");
-  const bool shared = (int)v.size() == n_disks && v[0].is_array() && v[0].size() == 2 && v[0][0].is_number();
-  if (shared) {
+  if (shared_disk_vectors(v, name, n_systems, n_disks)) {
     for (int d = 0; d < n_disks; ++d)
       for (int b = 0; b < n_systems; ++b) set(v[d], b, d, -1);
-  } else if ((int)v.size() == n_systems) {
-    for (int b = 0; b < n_systems; ++b) {
-      if (!v[b].is_array() || (int)v[b].size() != n_disks)
-        throw InvalidInput(name, b, "expected " + std::to_string(n_disks) + " disks");
-      for (int d = 0; d < n_disks; ++d) set(v[b][d], b, d, b);
-    }
   } else {
-    throw InvalidInput(name, -1, "expected n_disks [x, y] pairs or n_systems arrays of them");
+    for (int b = 0; b < n_systems; ++b)
+      for (int d = 0; d < n_disks; ++d) set(v[b][d], b, d, b);
   }
 }
 
@@ -150,23 +156,6 @@ json status_names() {
 
 }  // namespace
 
-// The positions (required) back the batch's size before it is allocated: n_disks pairs shared by
-// every system, or n_systems arrays of n_disks pairs (their pairs are read by per_disk_vector). A
-// count with the positions missing or short is refused here, instead of after allocating
-// n_systems x n_disks disks (libFuzzer: n_disks = 222222222 and no positions ran out of memory).
-void check_positions_count(const io::JsonObject& top, int n_systems, int n_disks) {
-  const json& v = top.raw("positions");
-  const std::string name = top.path("positions");
-  if (!v.is_array()) throw InvalidInput(name, -1, "expected an array");
-  if ((long)v.size() == n_disks) return;
-  if ((long)v.size() != n_systems)
-    throw InvalidInput(name, -1, "expected n_disks (" + std::to_string(n_disks) + ") [x, y] pairs or n_systems (" +
-                                     std::to_string(n_systems) + ") arrays of them");
-  for (int b = 0; b < n_systems; ++b)
-    if (!v[b].is_array() || (long)v[b].size() != n_disks)
-      throw InvalidInput(name, b, "expected " + std::to_string(n_disks) + " disks");
-}
-
 DisksRequest parse_disks_request(const json& request, const DisksOverrides& overrides) {
   const io::JsonObject top(request, "");
   DisksRequest r;
@@ -218,7 +207,10 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
   }
   r.backend = parse_backend(top.string("backend", "cpu"));
 
-  check_positions_count(top, n_systems, n_disks);
+  // The positions (required) back the batch's size before it is allocated, so that a count with
+  // them missing or short is refused here, not after allocating n_systems x n_disks disks
+  // (libFuzzer: n_disks = 222222222 and no positions ran out of memory).
+  shared_disk_vectors(top.raw("positions"), top.path("positions"), n_systems, n_disks);
   DiskBatch& b = r.batch;
   b = DiskBatch::make(n_systems, n_disks);
   per_disk(top, "radius", n_systems, n_disks, b.radius, true);

@@ -932,7 +932,8 @@ class Trajectory {
           for (int f = 0; f < Model::F; ++f)
             if (flow_e[f] >= 0) Gr::add_at(num, flow_e[f], gY[N + f]);
           const G tau = pinned ? Gr::zero() : num * minus_inv_g_dot;
-          for (int e = 0; e < here && (Output::records_event_columns || terminal == Status::EventCapacity); ++e) {
+          const bool columns_kept = Output::records_event_columns || terminal == Status::EventCapacity;
+          for (int e = 0; e < here && columns_kept; ++e) {
             const int p = p0 + d0 + e, y_col = tan_.flow_column(p);
             const double tau_p = Gr::at(tau, e);
             // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
