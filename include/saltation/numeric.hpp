@@ -209,8 +209,8 @@ SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
 
 // A group of a sum's terms evaluated at once: for doubles on the host, four of them in a Double4;
 // otherwise (dual numbers, the device) one. make() builds a group from `size` values (make_first
-// from the first `count` of them, 0 past; count >= 1), at() reads one back (add_at adds to it),
-// store() writes them all.
+// from the first `count` of them, 0 past; count >= 1; load_first loads them), at() reads one
+// back (add_at adds to it), store() writes them all.
 template <class S>
 struct Group {
   using type = S;
@@ -236,8 +236,9 @@ struct Group<double> {
     if (count >= 4) return make(v);  // one vector load, where the element-wise copy below was not
     return Double4{v[0], count > 1 ? v[1] : 0.0, count > 2 ? v[2] : 0.0, 0.0};
   }
-  // make_first for values stored long before, in one vector load (make's scalar loads and
-  // shuffles are for values just written by scalar stores, which a vector load would wait for).
+  // make_first for values stored long before, or by store(), in one vector load (make's scalar
+  // loads and shuffles are for values just written by scalar stores, which a vector load would
+  // wait for).
   SALTATION_HOST_INLINE static Double4 load_first(const double* v, int count) {
     if (count < 4) return make_first(v, count);
     Double4 r;
@@ -245,10 +246,14 @@ struct Group<double> {
     return r;
   }
   SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
-  SALTATION_HOST_INLINE static void add_at(Double4& v, int e, double x) { v[e] = v[e] + x; }
-  SALTATION_HOST_INLINE static void store(const Double4& v, double* out) {
-    for (int e = 0; e < 4; ++e) out[e] = v[e];
+  // v + (x at e, -0 elsewhere): -0 is addition's exact identity (+0 would turn a -0 into +0).
+  // Element e written alone (v[e] with e known only at run time) went through memory, and the
+  // next vector load of v waited for that store.
+  SALTATION_HOST_INLINE static void add_at(Double4& v, int e, double x) {
+    const Mask4 at_e = Mask4{0, 1, 2, 3} == static_cast<std::int64_t>(e);
+    v = v + select(at_e, Double4{x, x, x, x}, Double4{-0.0, -0.0, -0.0, -0.0});
   }
+  SALTATION_HOST_INLINE static void store(const Double4& v, double* out) { std::memcpy(out, &v, sizeof v); }
   SALTATION_HOST_INLINE static Double4 zero() { return Double4{0.0, 0.0, 0.0, 0.0}; }
   SALTATION_HOST_INLINE static bool any(const Mask4& m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
   SALTATION_HOST_INLINE static Double4 masked(const Mask4& m, const Double4& v) { return select(m, v, zero()); }
