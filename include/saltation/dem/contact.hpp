@@ -31,7 +31,7 @@ template <class T>
 struct ContactParams {
   T k;      // stiffness (already scaled by exp(theta))
   T zeta;   // damping ratio (pair ratio from restitution + per-system added ratio)
-  T meff;   // effective mass
+  T damping_unit;  // d gamma0 / d zeta = 2 sqrt(kappa m_eff k) (damping_unit below)
   T mu;     // Coulomb friction coefficient
   T gt;     // tangential viscous coefficient (0: no tangential force)
 };
@@ -61,6 +61,17 @@ SALTATION_HD inline double damping_ratio_from_restitution(double e) {
   return -le / std::sqrt(pi * pi + le * le);
 }
 
+// The damping per unit ratio of a pair of effective mass meff and stiffness k, 2 sqrt(kappa meff k)
+// (kappa 1 for the linear law, 3/2 for Hertz): a constant of the pair along a rollout, so a caller
+// that knows its pairs forms it once (a square root per contact and step holds the divider as
+// long as two divisions).
+template <class T>
+SALTATION_HD inline T damping_unit(NormalModel model, const T& meff, const T& k) {
+  using std::sqrt;
+  const double kappa = model == NormalModel::Hertz ? 1.5 : 1.0;
+  return 2.0 * sqrt(kappa * meff * k);
+}
+
 template <class T>
 SALTATION_HD inline ContactEval<T> contact_eval(NormalModel model, bool tangential, const ContactParams<T>& p,
                                                 T delta, const T n[2], const T vrel[2]) {
@@ -73,24 +84,21 @@ SALTATION_HD inline ContactEval<T> contact_eval(NormalModel model, bool tangenti
   e.vrel[1] = vrel[1];
   e.delta = delta;
   e.k = p.k;
-  double kappa;
   if (model == NormalModel::Hertz) {
     const T sq = sqrt(delta);
     e.s = delta * sq;
     e.sp = 1.5 * sq;
-    kappa = 1.5;
     e.g = sqrt(sq);
     e.gp = 0.25 * e.g / delta;
   } else {
     e.s = delta;
     e.sp = 1.0;
-    kappa = 1.0;
     e.g = 1.0;
     e.gp = 0.0;
   }
   e.vn = vrel[0] * n[0] + vrel[1] * n[1];
   e.deltadot = -e.vn;
-  e.dgamma0_dzeta = 2.0 * sqrt(kappa * p.meff * p.k);
+  e.dgamma0_dzeta = p.damping_unit;
   e.gamma0 = p.zeta * e.dgamma0_dzeta;
   e.c = e.gamma0 * e.g;
   e.fn = p.k * e.s + e.c * e.deltadot;

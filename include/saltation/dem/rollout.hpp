@@ -171,6 +171,19 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   const T kscale = exp(Lanes::load(c.log_stiffness + b));
   const T zeta_b = c.damping_ratio ? Lanes::load(c.damping_ratio + b) : T(0.0);
   const double dt = c.dt;
+  // A pair's effective mass, stiffness and damping per unit ratio, as its contacts form them. With
+  // two disks there is one pair, whose damping unit is formed once here (the same operations: m_eff
+  // and the pair tables are symmetric in the two disks, so it is the same bits from either side).
+  auto pair_stiffness = [&](int d, int j) {
+    return kscale * Lanes::pair_entry(c.pair_k, c.material + (long)d * n_systems + b,
+                                      c.material + (long)j * n_systems + b, c.n_materials);
+  };
+  auto pair_damping_unit = [&](int d, int j) {
+    const T md = Lanes::load(c.mass + (long)d * n_systems + b), mj = Lanes::load(c.mass + (long)j * n_systems + b);
+    return damping_unit(c.normal, md * mj / (md + mj), pair_stiffness(d, j));
+  };
+  T two_disk_damping_unit = 0.0;
+  if constexpr (Fixed::disks == 2) two_disk_damping_unit = pair_damping_unit(0, 1);
 
   // The status slot is written inside phases (all writers of one phase write the same value)
   // and read for decisions only through team.any() (see the team contract above). A stopped
@@ -240,12 +253,11 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       const T inv_r = 1.0 / r;
       const T n[2] = {e0 * inv_r, e1 * inv_r};
       const T vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
-      const T mj = Lanes::load(c.mass + (long)j * n_systems + b);
       const int* const matj = c.material + (long)j * n_systems + b;
       ContactParams<T> cp;
-      cp.k = kscale * Lanes::pair_entry(c.pair_k, matd, matj, c.n_materials);
+      cp.k = pair_stiffness(d, j);
       cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matj, c.n_materials) + zeta_b;
-      cp.meff = md * mj / (md + mj);
+      cp.damping_unit = Fixed::disks == 2 ? two_disk_damping_unit : pair_damping_unit(d, j);
       cp.mu = Lanes::pair_entry(c.pair_mu, matd, matj, c.n_materials);
       cp.gt = Lanes::pair_entry(c.pair_gt, matd, matj, c.n_materials);
       const ContactEval<T> ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
@@ -286,7 +298,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       ContactParams<T> cp;
       cp.k = kscale * Lanes::pair_entry(c.pair_k, matd, matd, c.n_materials);
       cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matd, c.n_materials) + zeta_b;
-      cp.meff = md;
+      cp.damping_unit = damping_unit(c.normal, md, cp.k);
       cp.mu = Lanes::pair_entry(c.pair_mu, matd, matd, c.n_materials);
       cp.gt = Lanes::pair_entry(c.pair_gt, matd, matd, c.n_materials);
       const T vrel[2] = {vd0, vd1};
