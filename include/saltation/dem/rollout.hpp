@@ -248,8 +248,9 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       // lanes not in contact compute along and keep nothing
       const auto contact = touching && !coincident && delta > T(0.0);
       if (!any_lane(contact)) return;
-      // One division per contact and step: a vector division (and the square root above) holds
-      // the divider for 16 or more cycles, and four of them were most of a contact step's time.
+      // One division per contact and step, not four: a 512-bit division holds the divider for
+      // about 16 cycles, as the square root above does for longer (bench/README.md, "The disk
+      // engine's step").
       const T inv_r = 1.0 / r;
       const T n[2] = {e0 * inv_r, e1 * inv_r};
       const T vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
