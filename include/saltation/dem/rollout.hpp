@@ -297,7 +297,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
 
     if (c.walls) {
       ContactParams<T> cp;
-      cp.k = kscale * Lanes::pair_entry(c.pair_k, matd, matd, c.n_materials);
+      cp.k = pair_stiffness(d, d);
       cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matd, c.n_materials) + zeta_b;
       cp.damping_unit = damping_unit(c.normal, md, cp.k);
       cp.mu = Lanes::pair_entry(c.pair_mu, matd, matd, c.n_materials);
