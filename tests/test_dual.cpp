@@ -276,6 +276,34 @@ TEST(ExpByTable, FourAtOnceGiveTheScalarBits) {
   }
   EXPECT_EQ(differing, 0);
 }
+
+// exp_in_range (the terrain's bumps): exp_by_table's bits in every element in range, whatever the
+// other elements hold (out of range, infinite, NaN: their results are the caller's to mask away).
+TEST(ExpByTable, InRangeElementsKeepTheirBitsBesideAnyOthers) {
+  std::mt19937_64 rng(14);
+  std::uniform_real_distribution<double> in_range(-708.0, 709.78), reach(-39.2, 0.0), wide(-1e6, 1e6);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double outside[] = {-708.0000001, 709.7800001, -1e300, 1e300, -inf, inf, std::nan("")};
+  long differing = 0;
+  for (int i = 0; i < 200000; ++i) {
+    double x[4];
+    bool kept[4];
+    for (int e = 0; e < 4; ++e) {
+      const int kind = static_cast<int>((i + 3 * e) % 4);
+      kept[e] = kind < 3;
+      x[e] = kind == 0 ? in_range(rng) : kind < 3 ? reach(rng) : (i % 2 ? wide(rng) : outside[i % 7]);
+      if (!kept[e] && x[e] >= -708.0 && x[e] <= 709.78) kept[e] = true;
+    }
+    const saltation::Double4 v = saltation::exp_in_range(saltation::Double4{x[0], x[1], x[2], x[3]});
+    for (int e = 0; e < 4; ++e) {
+      if (!kept[e]) continue;
+      const double one = saltation::exp_by_table(x[e]), four = v[e];
+      if (std::memcmp(&one, &four, sizeof one) != 0) ++differing;
+    }
+  }
+  EXPECT_EQ(differing, 0);
+  EXPECT_EQ(saltation::exp_in_range(-1.5), saltation::exp_by_table(-1.5));  // one double: exp_by_table
+}
 #endif
 
 }  // namespace dual_test

@@ -68,7 +68,7 @@ struct TerrainBall {
         continue;
       }
       const G u = (x - bg) / wg;
-      const G ex = exp_by_table(-0.5 * u * u);
+      const G ex = exp_in_range(-0.5 * u * u);  // out of reach (out of range too) masked below
       if constexpr (std::is_same_v<S, double>) {
         if (bump_exp)
           for (int k = k0; k < K && k < k0 + L; ++k) bump_exp[k] = Gr::at(Gr::masked(reach, ex), k - k0);
