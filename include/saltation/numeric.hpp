@@ -209,7 +209,7 @@ SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
 
 // exp_by_table for a caller that keeps the result only where x lies in [-708, 709.78] (a bump's
 // -u^2 / 2 within its reach, TerrainBall::terrain): the host vectors skip the clamps of the
-// elements' range, whose compares and selects made terrain-ball runs 4-9 % slower
+// elements' range, whose compares and selects made terrain-ball runs 3-10 % slower
 // (bench/README.md, "The terrain's exp"). There an element gives exp_by_table's bits; out of range
 // it gives an unspecified value (no out-of-bounds read: the table index is masked), for the
 // caller to select away.
