@@ -171,9 +171,10 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   const T kscale = exp(Lanes::load(c.log_stiffness + b));
   const T zeta_b = c.damping_ratio ? Lanes::load(c.damping_ratio + b) : T(0.0);
   const double dt = c.dt;
-  // A pair's effective mass, stiffness and damping per unit ratio, as its contacts form them. With
-  // two disks there is one pair, whose damping unit is formed once here (the same operations: m_eff
-  // and the pair tables are symmetric in the two disks, so it is the same bits from either side).
+  // A pair's stiffness and damping per unit ratio (from its effective mass), as its contacts form
+  // them. With two disks there is one pair, whose damping unit is formed once here (the same
+  // operations: m_eff and the pair tables are symmetric in the two disks, so it is the same bits
+  // from either side).
   auto pair_stiffness = [&](int d, int j) {
     return kscale * Lanes::pair_entry(c.pair_k, c.material + (long)d * n_systems + b,
                                       c.material + (long)j * n_systems + b, c.n_materials);
