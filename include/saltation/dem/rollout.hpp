@@ -171,10 +171,8 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   const T kscale = exp(Lanes::load(c.log_stiffness + b));
   const T zeta_b = c.damping_ratio ? Lanes::load(c.damping_ratio + b) : T(0.0);
   const double dt = c.dt;
-  // A pair's stiffness and damping per unit ratio (from its effective mass), as its contacts form
-  // them. With two disks there is one pair, whose damping unit is formed once here (the same
-  // operations: m_eff and the pair tables are symmetric in the two disks, so it is the same bits
-  // from either side).
+  // A pair's stiffness, damping per unit ratio (from its effective mass) and contact parameters,
+  // as its contacts form them.
   auto pair_stiffness = [&](int d, int j) {
     return kscale * Lanes::pair_entry(c.pair_k, c.material + (long)d * n_systems + b,
                                       c.material + (long)j * n_systems + b, c.n_materials);
@@ -183,8 +181,26 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     const T md = Lanes::load(c.mass + (long)d * n_systems + b), mj = Lanes::load(c.mass + (long)j * n_systems + b);
     return damping_unit(c.normal, md * mj / (md + mj), pair_stiffness(d, j));
   };
-  T two_disk_damping_unit = 0.0;
-  if constexpr (Fixed::disks == 2) two_disk_damping_unit = pair_damping_unit(0, 1);
+  auto pair_params = [&](int d, int j) {
+    const int* const matd = c.material + (long)d * n_systems + b;
+    const int* const matj = c.material + (long)j * n_systems + b;
+    ContactParams<T> cp;
+    cp.k = pair_stiffness(d, j);
+    cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matj, c.n_materials) + zeta_b;
+    cp.damping_unit = pair_damping_unit(d, j);
+    cp.mu = Lanes::pair_entry(c.pair_mu, matd, matj, c.n_materials);
+    cp.gt = Lanes::pair_entry(c.pair_gt, matd, matj, c.n_materials);
+    return cp;
+  };
+  // With two disks there is one pair, whose parameters are formed once here instead of at each of
+  // its contacts: the same operations, so the same bits (m_eff and the pair tables are symmetric in
+  // the two disks). Its sum of radii too.
+  ContactParams<T> the_pair{};
+  T the_pair_reach = 0.0;
+  if constexpr (Fixed::disks == 2) {
+    the_pair = pair_params(0, 1);
+    the_pair_reach = Lanes::load(c.radius + b) + Lanes::load(c.radius + (long)n_systems + b);
+  }
 
   // The status slot is written inside phases (all writers of one phase write the same value)
   // and read for decisions only through team.any() (see the team contract above). A stopped
@@ -238,8 +254,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       if (j == d) return;
       const T e0 = xd0 - SD(oX + 2 * j), e1 = xd1 - SD(oX + 2 * j + 1);
       const T r2 = e0 * e0 + e1 * e1;
-      const T Rj = Lanes::load(c.radius + (long)j * n_systems + b);
-      const T sumR = Rd + Rj;
+      const T sumR = Fixed::disks == 2 ? the_pair_reach : Rd + Lanes::load(c.radius + (long)j * n_systems + b);
       const auto touching = r2 < sumR * sumR;
       if (!any_lane(touching)) return;
       const auto coincident = r2 == T(0.0);
@@ -255,13 +270,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       const T inv_r = 1.0 / r;
       const T n[2] = {e0 * inv_r, e1 * inv_r};
       const T vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
-      const int* const matj = c.material + (long)j * n_systems + b;
-      ContactParams<T> cp;
-      cp.k = pair_stiffness(d, j);
-      cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matj, c.n_materials) + zeta_b;
-      cp.damping_unit = Fixed::disks == 2 ? two_disk_damping_unit : pair_damping_unit(d, j);
-      cp.mu = Lanes::pair_entry(c.pair_mu, matd, matj, c.n_materials);
-      cp.gt = Lanes::pair_entry(c.pair_gt, matd, matj, c.n_materials);
+      const ContactParams<T> cp = Fixed::disks == 2 ? the_pair : pair_params(d, j);
       const ContactEval<T> ev = contact_eval(c.normal, c.tangential, cp, delta, n, vrel);
       F0 += select(contact, ev.F[0], T(0.0));
       F1 += select(contact, ev.F[1], T(0.0));
