@@ -192,14 +192,16 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     cp.gt = Lanes::pair_entry(c.pair_gt, matd, matj, c.n_materials);
     return cp;
   };
-  // With two disks there is one pair, whose parameters are formed once here instead of at each of
-  // its contacts: the same operations, so the same bits (m_eff and the pair tables are symmetric in
-  // the two disks). Its sum of radii too.
+  // With two disks there is one pair, whose parameters and sum of radii are formed once here
+  // instead of at each of its contacts: the same operations, so the same bits from either disk's
+  // side (m_eff and the pair tables are symmetric in the two disks, and addition commutes exactly).
+  // The compiler does not hoist them itself: they are read through pointers that the body's stores
+  // to its work memory might alias.
   ContactParams<T> the_pair{};
-  T the_pair_reach = 0.0;
+  T the_pair_sum_of_radii = 0.0;
   if constexpr (Fixed::disks == 2) {
     the_pair = pair_params(0, 1);
-    the_pair_reach = Lanes::load(c.radius + b) + Lanes::load(c.radius + (long)n_systems + b);
+    the_pair_sum_of_radii = Lanes::load(c.radius + b) + Lanes::load(c.radius + (long)n_systems + b);
   }
 
   // The status slot is written inside phases (all writers of one phase write the same value)
@@ -254,7 +256,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       if (j == d) return;
       const T e0 = xd0 - SD(oX + 2 * j), e1 = xd1 - SD(oX + 2 * j + 1);
       const T r2 = e0 * e0 + e1 * e1;
-      const T sumR = Fixed::disks == 2 ? the_pair_reach : Rd + Lanes::load(c.radius + (long)j * n_systems + b);
+      const T sumR = Fixed::disks == 2 ? the_pair_sum_of_radii : Rd + Lanes::load(c.radius + (long)j * n_systems + b);
       const auto touching = r2 < sumR * sumR;
       if (!any_lane(touching)) return;
       const auto coincident = r2 == T(0.0);
