@@ -185,8 +185,8 @@ def test_progress_reports_and_a_raising_callback_stops_the_run():
 def test_ctrl_c_stops_a_solve_at_the_next_progress_report():
     rows = np.tile([1.0, 0.0, 0.8], (200000, 1))  # about twenty seconds on one core
     # Ctrl-C as Python turns it into KeyboardInterrupt: a process that started with SIGINT ignored
-    # (a background job of a shell without job control, as some CI runners start it) keeps it
-    # ignored, and the solve would run whole.
+    # (the test suite run as a background job of a shell without job control) keeps it ignored,
+    # and the solve would run whole.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
