@@ -177,17 +177,14 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
     return kscale * Lanes::pair_entry(c.pair_k, c.material + (long)d * n_systems + b,
                                       c.material + (long)j * n_systems + b, c.n_materials);
   };
-  auto pair_damping_unit = [&](int d, int j) {
-    const T md = Lanes::load(c.mass + (long)d * n_systems + b), mj = Lanes::load(c.mass + (long)j * n_systems + b);
-    return damping_unit(c.normal, md * mj / (md + mj), pair_stiffness(d, j));
-  };
   auto pair_params = [&](int d, int j) {
     const int* const matd = c.material + (long)d * n_systems + b;
     const int* const matj = c.material + (long)j * n_systems + b;
+    const T md = Lanes::load(c.mass + (long)d * n_systems + b), mj = Lanes::load(c.mass + (long)j * n_systems + b);
     ContactParams<T> cp;
     cp.k = pair_stiffness(d, j);
     cp.zeta = Lanes::pair_entry(c.pair_zeta, matd, matj, c.n_materials) + zeta_b;
-    cp.damping_unit = pair_damping_unit(d, j);
+    cp.damping_unit = damping_unit(c.normal, md * mj / (md + mj), cp.k);
     cp.mu = Lanes::pair_entry(c.pair_mu, matd, matj, c.n_materials);
     cp.gt = Lanes::pair_entry(c.pair_gt, matd, matj, c.n_materials);
     return cp;
