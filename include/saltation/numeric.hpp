@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "saltation/config.hpp"
 
@@ -87,10 +88,11 @@ inline constexpr double kExp2Fractions[256] = {
     0x1.fa7c1819e90d8p+0, 0x1.74853f3a5931ep-55, 0x1.fd3c22b8f71f1p+0, 0x1.2eb74966579e7p-57
 };
 
-// Host vectors of four doubles (GCC and Clang vector extensions): code that sums over a model's
-// terms evaluates four terms' independent parts at once with them (Group below); an operation on
-// one is the same IEEE operation on each element, in the vector width of the function it is
-// compiled in (AVX2 in the CPU's SIMD lanes, two SSE2 halves in the baseline build). Every
+// Host vectors of four and eight doubles (GCC and Clang vector extensions): code that sums over a
+// model's terms evaluates four terms' independent parts at once with them, and an event's jump
+// eight parameter columns (Group below); an operation on one is the same IEEE operation on each
+// element, in the vector width of the function it is compiled in (AVX-512 or AVX2 in the CPU's
+// SIMD lanes, SSE2 halves in the baseline build). Every
 // function taking or returning one is always inlined: how a 32-byte vector is passed depends on
 // whether the function was compiled with AVX, and the SIMD lanes' AVX2 code calling a baseline
 // copy out of line would pass it in the wrong place. GCC's -Wpsabi notes that ABI difference at
@@ -102,6 +104,8 @@ inline constexpr double kExp2Fractions[256] = {
 typedef double Double4 __attribute__((vector_size(32)));
 typedef std::uint64_t Bits4 __attribute__((vector_size(32)));
 typedef std::int64_t Mask4 __attribute__((vector_size(32)));
+typedef double Double8 __attribute__((vector_size(64)));
+typedef std::int64_t Mask8 __attribute__((vector_size(64)));
 #endif
 
 namespace detail {
@@ -192,9 +196,14 @@ SALTATION_HD inline double half_square_ratio(double d, double w) {
 }
 
 #if SALTATION_HOST_VECTORS
-SALTATION_HOST_INLINE inline Double4 select(Mask4 m, Double4 a, Double4 b) {
-  return (Double4)((m & (Mask4)a) | (~m & (Mask4)b));
+namespace detail {
+template <class V, class M>  // a host vector and its mask
+SALTATION_HOST_INLINE inline V blend(M m, V a, V b) {
+  return (V)((m & (M)a) | (~m & (M)b));
 }
+}  // namespace detail
+SALTATION_HOST_INLINE inline Double4 select(Mask4 m, Double4 a, Double4 b) { return detail::blend(m, a, b); }
+SALTATION_HOST_INLINE inline Double8 select(Mask8 m, Double8 a, Double8 b) { return detail::blend(m, a, b); }
 
 // exp_by_table of each element, bit for bit.
 SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
@@ -221,11 +230,11 @@ SALTATION_HD inline T exp_in_range(const T& x) {
 SALTATION_HOST_INLINE inline Double4 exp_in_range(const Double4& x) { return detail::exp_by_table_in_range(x); }
 #endif
 
-// A group of a sum's terms evaluated at once: for doubles on the host, four of them in a Double4;
-// otherwise (dual numbers, the device) one. make() builds a group from `size` values (make_first
-// from the first `count` of them, 0 past; count >= 1; load_first loads them), at() reads one
-// back (add_at adds to it), store() writes them all.
-template <class S>
+// A group of a sum's terms evaluated at once: for doubles on the host, Width of them in a host
+// vector (Double4 or Double8); otherwise (dual numbers, the device) one. make() builds a group
+// from `size` values (make_first from the first `count` of them, 0 past; count >= 1; load_first
+// loads them), at() reads one back (add_at adds to it), store() writes them all.
+template <class S, int Width = 4>
 struct Group {
   using type = S;
   static constexpr int size = 1;
@@ -241,37 +250,79 @@ struct Group {
   SALTATION_HD static S sum(const S& v) { return v; }                          // of the elements
 };
 #if SALTATION_HOST_VECTORS
+template <int Width>
+struct HostVector;
 template <>
-struct Group<double> {
+struct HostVector<4> {
   using type = Double4;
-  static constexpr int size = 4;
-  SALTATION_HOST_INLINE static Double4 make(const double* v) { return Double4{v[0], v[1], v[2], v[3]}; }
-  SALTATION_HOST_INLINE static Double4 make_first(const double* v, int count) {
-    if (count >= 4) return make(v);  // one vector load, where the element-wise copy below was not
-    return Double4{v[0], count > 1 ? v[1] : 0.0, count > 2 ? v[2] : 0.0, 0.0};
+  using mask = Mask4;
+};
+template <>
+struct HostVector<8> {
+  using type = Double8;
+  using mask = Mask8;
+};
+
+template <int Width>
+struct Group<double, Width> {
+  using type = typename HostVector<Width>::type;
+  using mask = typename HostVector<Width>::mask;
+  static constexpr int size = Width;
+  SALTATION_HOST_INLINE static type make(const double* v) { return make(v, Elements{}); }
+  SALTATION_HOST_INLINE static type make_first(const double* v, int count) {
+    if (count >= Width) return make(v);  // one vector load, where the element-wise copy below was not
+    return make_first(v, count, Elements{});
   }
   // make_first for values stored long before, or by store(), in one vector load (make's scalar
   // loads and shuffles are for values just written by scalar stores, which a vector load would
   // wait for).
-  SALTATION_HOST_INLINE static Double4 load_first(const double* v, int count) {
-    if (count < 4) return make_first(v, count);
-    Double4 r;
+  SALTATION_HOST_INLINE static type load_first(const double* v, int count) {
+    if (count < Width) return make_first(v, count);
+    type r;
     std::memcpy(&r, v, sizeof r);
     return r;
   }
-  SALTATION_HOST_INLINE static double at(const Double4& v, int e) { return v[e]; }
+  SALTATION_HOST_INLINE static double at(const type& v, int e) { return v[e]; }
   // v + (x at e, -0 elsewhere): -0 is addition's exact identity (+0 would turn a -0 into +0).
   // Element e written alone (v[e] with e known only at run time) went through memory, and the
   // next vector load of v waited for that store.
-  SALTATION_HOST_INLINE static void add_at(Double4& v, int e, double x) {
-    const Mask4 at_e = Mask4{0, 1, 2, 3} == static_cast<std::int64_t>(e);
-    v = v + select(at_e, Double4{x, x, x, x}, Double4{-0.0, -0.0, -0.0, -0.0});
+  SALTATION_HOST_INLINE static void add_at(type& v, int e, double x) {
+    const mask at_e = indices(Elements{}) == static_cast<std::int64_t>(e);
+    v = v + select(at_e, zero() + x, -zero());
   }
-  SALTATION_HOST_INLINE static void store(const Double4& v, double* out) { std::memcpy(out, &v, sizeof v); }
-  SALTATION_HOST_INLINE static Double4 zero() { return Double4{0.0, 0.0, 0.0, 0.0}; }
-  SALTATION_HOST_INLINE static bool any(const Mask4& m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
-  SALTATION_HOST_INLINE static Double4 masked(const Mask4& m, const Double4& v) { return select(m, v, zero()); }
-  SALTATION_HOST_INLINE static double sum(const Double4& v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+  SALTATION_HOST_INLINE static void store(const type& v, double* out) { std::memcpy(out, &v, sizeof v); }
+  SALTATION_HOST_INLINE static type zero() { return type{}; }
+  SALTATION_HOST_INLINE static bool any(const mask& m) { return any(m, Elements{}); }
+  SALTATION_HOST_INLINE static type masked(const mask& m, const type& v) { return select(m, v, zero()); }
+  // Pairwise, halves first: (v0 + v1) + (v2 + v3) for four.
+  SALTATION_HOST_INLINE static double sum(const type& v) { return sum<0, Width>(v); }
+
+ private:
+  using Elements = std::make_index_sequence<Width>;
+  template <std::size_t... I>
+  SALTATION_HOST_INLINE static type make(const double* v, std::index_sequence<I...>) {
+    return type{v[I]...};
+  }
+  template <std::size_t... I>
+  SALTATION_HOST_INLINE static type make_first(const double* v, int count, std::index_sequence<I...>) {
+    return type{(static_cast<int>(I) < count ? v[I] : 0.0)...};
+  }
+  template <std::size_t... I>
+  SALTATION_HOST_INLINE static mask indices(std::index_sequence<I...>) {
+    return mask{static_cast<std::int64_t>(I)...};
+  }
+  template <std::size_t... I>
+  SALTATION_HOST_INLINE static bool any(const mask& m, std::index_sequence<I...>) {
+    return (m[I] | ...) != 0;
+  }
+  template <int First, int Count>
+  SALTATION_HOST_INLINE static double sum(const type& v) {
+    if constexpr (Count == 1) {
+      return v[First];
+    } else {
+      return sum<First, Count / 2>(v) + sum<First + Count / 2, Count / 2>(v);
+    }
+  }
 };
 SALTATION_HOST_INLINE inline Double4 value_of(const Double4& x) { return x; }
 #endif

@@ -28,6 +28,10 @@ namespace saltation::core {
 
 // Parameter columns handled per dual-number pass at an event.
 constexpr int kChunk = 8;
+// The parameter columns an event's jump forms at once: eight in host vectors (one AVX-512 vector,
+// two AVX2 ones), one on the device. Four at a time made a sensitivity run at P = 14 about 4 %
+// slower on an AVX-512 machine (bench/README.md, "What a sensitivity event costs").
+using ColumnGroup = Group<double, 8>;
 
 // A guard value past its surface in the guard's direction (where a crossing ends).
 SALTATION_HD inline bool past_surface(int direction, double g) {
@@ -105,7 +109,10 @@ template <class Model>
 struct Tangents<Model, true> {
   static constexpr int N = Model::N, P = Model::P, F = Model::F, W = tangent_width<Model>();
   double Y[N * W];   // segment tangent (for affine flows, see `pending`)
-  double Xs[N * P];  // X at the segment start, row-major N x P
+  // X at the segment start, row-major N x P, each row padded to whole column groups: the jump
+  // forms and stores whole groups (jump()); the padding is never read into a real column.
+  static constexpr int kXsCols = (P + ColumnGroup::size - 1) / ColumnGroup::size * ColumnGroup::size;
+  double Xs[N * kXsCols];
 
   // For an affine flow the RK4 step of dt is affine in q, q' = Phi q + c, with Phi (N x N) and c
   // functions of the mode and theta only; so is its flow-parameter tangent,
@@ -231,7 +238,7 @@ struct Tangents<Model, true> {
     const int f_col = flow_column(p);
     for (int i = 0; i < N; ++i) {
       double acc = f_col >= 0 ? Y[i * W + f_col] : 0.0;
-      for (int l = 0; l < N; ++l) acc += Y[i * W + l] * Xs[l * P + p];
+      for (int l = 0; l < N; ++l) acc += Y[i * W + l] * Xs[l * kXsCols + p];
       x[i] = acc;
     }
   }
@@ -906,16 +913,24 @@ class Trajectory {
         c[r] = terminal == Status::Finished ? acc - f_plus[r] : acc;  // X+ = ... - (f+ - R_q f-) tau
       }
       const double minus_inv_g_dot = -1.0 / g_dot;  // one division per event, not one per column
-      using Gr = Group<double>;
+      using Gr = ColumnGroup;
       using G = Gr::type;
       constexpr int L = Gr::size;
+      static_assert(kChunk % L == 0, "a chunk holds whole column groups");
+      constexpr int XC = Tangents<Model, Sens>::kXsCols;
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         const int count = P - p0 < kChunk ? P - p0 : kChunk;
         double g_theta[kChunk], R_theta[N * kChunk];
         partials.fill(p0, count, needs_reset, g_theta, R_theta);
-        // L columns at a time (Group: four in host vectors, else one), each column's entries
-        // formed by the same operations in the same order as one column at a time; past `count`
-        // the group's columns are padding, never stored.
+        if (L > 1 && count < kChunk) {  // the last group's padding columns, past count: zeros
+          for (int e = count; e < kChunk; ++e) g_theta[e] = 0.0;
+          for (int r = 0; r < N; ++r)
+            for (int e = count; e < kChunk; ++e) R_theta[r * kChunk + e] = 0.0;
+        }
+        // L columns at a time (Group: eight in host vectors, else one), each column's entries
+        // formed by the same operations in the same order as one column at a time. The groups
+        // are whole: past `count` their columns are Xs's padding, formed from zeros and never
+        // read into a real column.
         for (int d0 = 0; d0 < count; d0 += L) {
           const int here = count - d0 < L ? count - d0 : L;
           // The flow-parameter columns' terms of Y (gY, RY) added to the group's elements they
@@ -926,8 +941,8 @@ class Trajectory {
             flow_e[f] = e >= 0 && e < here ? e : -1;
           }
           G xs[N];
-          for (int l = 0; l < N; ++l) xs[l] = Gr::load_first(tan_.Xs + l * P + p0 + d0, here);  // 0 past the group's columns
-          G num = Gr::make_first(g_theta + d0, here);
+          for (int l = 0; l < N; ++l) xs[l] = Gr::load_first(tan_.Xs + l * XC + p0 + d0, L);
+          G num = Gr::make(g_theta + d0);
           for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
           for (int f = 0; f < Model::F; ++f)
             if (flow_e[f] >= 0) Gr::add_at(num, flow_e[f], gY[N + f]);
@@ -940,7 +955,7 @@ class Trajectory {
             const auto event_dq = [&](double* dq) {
               for (int i = 0; i < N; ++i) {
                 double acc = f_minus[i] * tau_p;
-                for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * tan_.Xs[l * P + p];
+                for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * tan_.Xs[l * XC + p];
                 if (y_col >= 0) acc += tan_.Y[i * kWidth + y_col];
                 dq[i] = acc;
               }
@@ -957,24 +972,15 @@ class Trajectory {
             }
           }
           if (terminal == Status::EventCapacity) continue;
-          G total[N];
           for (int r = 0; r < N; ++r) {
-            total[r] = Gr::make_first(R_theta + r * kChunk + d0, here) + c[r] * tau;
-            for (int l = 0; l < N; ++l) total[r] = total[r] + RY[r * kWidth + l] * xs[l];
+            G total = Gr::make(R_theta + r * kChunk + d0) + c[r] * tau;
+            for (int l = 0; l < N; ++l) total = total + RY[r * kWidth + l] * xs[l];
             for (int f = 0; f < Model::F; ++f)
-              if (flow_e[f] >= 0) Gr::add_at(total[r], flow_e[f], RY[r * kWidth + N + f]);
-          }
-          for (int r = 0; r < N; ++r) {
-            if (terminal == Status::Finished && here == L) {  // a whole group at once
-              Gr::store(total[r], tan_.Xs + r * P + p0 + d0);
-              continue;
-            }
-            for (int e = 0; e < here; ++e) {
-              if (terminal == Status::Finished) {
-                tan_.Xs[r * P + p0 + d0 + e] = Gr::at(total[r], e);
-              } else {
-                out_.final_dq(r, p0 + d0 + e, Gr::at(total[r], e));
-              }
+              if (flow_e[f] >= 0) Gr::add_at(total, flow_e[f], RY[r * kWidth + N + f]);
+            if (terminal == Status::Finished) {
+              Gr::store(total, tan_.Xs + r * XC + p0 + d0);
+            } else {
+              for (int e = 0; e < here; ++e) out_.final_dq(r, p0 + d0 + e, Gr::at(total, e));
             }
           }
         }
@@ -1043,11 +1049,12 @@ class Trajectory {
   SALTATION_HD void initial_tangent() {
     if constexpr (Sens) {
       using C = Dual<kChunk>;
+      for (double& x : tan_.Xs) x = 0.0;  // the padding too
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         C q0[N];
         m_.initial_state(ChunkSeededParams<kChunk, Th>{th_, p0}, q0);
         for (int d = 0; d < kChunk && p0 + d < P; ++d)
-          for (int k = 0; k < N; ++k) tan_.Xs[k * P + p0 + d] = q0[k].d[d];
+          for (int k = 0; k < N; ++k) tan_.Xs[k * Tangents<Model, Sens>::kXsCols + p0 + d] = q0[k].d[d];
       }
     }
   }
