@@ -304,6 +304,51 @@ TEST(ExpByTable, InRangeElementsKeepTheirBitsBesideAnyOthers) {
   EXPECT_EQ(differing, 0);
   EXPECT_EQ(saltation::exp_in_range(-1.5), saltation::exp_by_table(-1.5));  // one double: exp_by_table
 }
+
+// A host group of W columns (the jump's eight, the terrain's four) gives each element the bits of
+// the one-column code: a partial group's padding is +0, add_at adds x at its element only (a -0
+// kept: -0 plus -0 is -0, where +0 would give +0), and the pairwise sum adds halves first.
+template <int W>
+void expect_group_gives_the_column_bits() {
+  using Gr = saltation::Group<double, W>;
+  static_assert(Gr::size == W, "host groups are W wide");
+  double v[W], w[W], out[W];
+  for (int e = 0; e < W; ++e) {
+    v[e] = e % 3 == 0 ? -0.0 : 0.1 * (e + 1);
+    w[e] = 1.0 / (e + 3);
+  }
+  for (int count = 1; count <= W; ++count) {
+    const auto first = Gr::make_first(v, count);
+    for (int e = 0; e < W; ++e) {
+      const double expected = e < count ? v[e] : 0.0;
+      EXPECT_EQ(std::signbit(Gr::at(first, e)), std::signbit(expected)) << "count " << count << " element " << e;
+      EXPECT_EQ(Gr::at(first, e), expected);
+    }
+  }
+  for (int at = 0; at < W; ++at) {
+    auto g = Gr::make(v);
+    Gr::add_at(g, at, -0.0);
+    Gr::add_at(g, at, w[at]);
+    Gr::store(g, out);
+    for (int e = 0; e < W; ++e) {
+      const double expected = e == at ? (v[e] + -0.0) + w[e] : v[e];
+      EXPECT_EQ(std::memcmp(&out[e], &expected, sizeof expected), 0) << "add_at " << at << " element " << e;
+    }
+    auto z = Gr::make(v);
+    Gr::add_at(z, at, -0.0);
+    if (v[at] == 0.0) EXPECT_TRUE(std::signbit(Gr::at(z, at))) << "a -0 plus -0 stays -0 at " << at;
+  }
+  const auto g = Gr::make(w);
+  double expected = 0.0;
+  if constexpr (W == 4) expected = (w[0] + w[1]) + (w[2] + w[3]);
+  if constexpr (W == 8) expected = ((w[0] + w[1]) + (w[2] + w[3])) + ((w[4] + w[5]) + (w[6] + w[7]));
+  EXPECT_EQ(Gr::sum(g), expected);
+}
+
+TEST(HostGroups, EachElementGetsTheOneColumnBits) {
+  expect_group_gives_the_column_bits<4>();
+  expect_group_gives_the_column_bits<8>();
+}
 #endif
 
 }  // namespace dual_test

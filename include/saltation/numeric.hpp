@@ -92,9 +92,9 @@ inline constexpr double kExp2Fractions[256] = {
 // model's terms evaluates four terms' independent parts at once with them, and an event's jump
 // eight parameter columns (Group below); an operation on one is the same IEEE operation on each
 // element, in the vector width of the function it is compiled in (AVX-512 or AVX2 in the CPU's
-// SIMD lanes, SSE2 halves in the baseline build). Every
-// function taking or returning one is always inlined: how a 32-byte vector is passed depends on
-// whether the function was compiled with AVX, and the SIMD lanes' AVX2 code calling a baseline
+// SIMD lanes, SSE2 halves in the baseline build). Every function taking or returning one is
+// always inlined: how a 32- or 64-byte vector is passed depends on whether the function was
+// compiled with AVX or AVX-512, and the SIMD lanes' AVX2 code calling a baseline
 // copy out of line would pass it in the wrong place. GCC's -Wpsabi notes that ABI difference at
 // every such function and call; with nothing called out of line it does not apply, so it is off
 // from here on.
@@ -288,7 +288,7 @@ struct Group<double, Width> {
   // next vector load of v waited for that store.
   SALTATION_HOST_INLINE static void add_at(type& v, int e, double x) {
     const mask at_e = indices(Elements{}) == static_cast<std::int64_t>(e);
-    v = v + select(at_e, zero() + x, -zero());
+    v = v + select(at_e, x - zero(), -zero());  // x - (+0) is x, a -0 included
   }
   SALTATION_HOST_INLINE static void store(const type& v, double* out) { std::memcpy(out, &v, sizeof v); }
   SALTATION_HOST_INLINE static type zero() { return type{}; }

@@ -917,12 +917,12 @@ class Trajectory {
       using G = Gr::type;
       constexpr int L = Gr::size;
       static_assert(kChunk % L == 0, "a chunk holds whole column groups");
-      constexpr int XC = Tangents<Model, Sens>::kXsCols;
+      constexpr int xs_cols = Tangents<Model, Sens>::kXsCols;  // Xs's row length
       for (int p0 = 0; p0 < P; p0 += kChunk) {
         const int count = P - p0 < kChunk ? P - p0 : kChunk;
         double g_theta[kChunk], R_theta[N * kChunk];
         partials.fill(p0, count, needs_reset, g_theta, R_theta);
-        if (L > 1 && count < kChunk) {  // the last group's padding columns, past count: zeros
+        if (L > 1 && count < kChunk) {  // the columns past count (the last group's padding): zeros
           for (int e = count; e < kChunk; ++e) g_theta[e] = 0.0;
           for (int r = 0; r < N; ++r)
             for (int e = count; e < kChunk; ++e) R_theta[r * kChunk + e] = 0.0;
@@ -941,7 +941,7 @@ class Trajectory {
             flow_e[f] = e >= 0 && e < here ? e : -1;
           }
           G xs[N];
-          for (int l = 0; l < N; ++l) xs[l] = Gr::load_first(tan_.Xs + l * XC + p0 + d0, L);
+          for (int l = 0; l < N; ++l) xs[l] = Gr::load_first(tan_.Xs + l * xs_cols + p0 + d0, L);
           G num = Gr::make(g_theta + d0);
           for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
           for (int f = 0; f < Model::F; ++f)
@@ -955,7 +955,7 @@ class Trajectory {
             const auto event_dq = [&](double* dq) {
               for (int i = 0; i < N; ++i) {
                 double acc = f_minus[i] * tau_p;
-                for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * tan_.Xs[l * XC + p];
+                for (int l = 0; l < N; ++l) acc += tan_.Y[i * kWidth + l] * tan_.Xs[l * xs_cols + p];
                 if (y_col >= 0) acc += tan_.Y[i * kWidth + y_col];
                 dq[i] = acc;
               }
@@ -978,7 +978,7 @@ class Trajectory {
             for (int f = 0; f < Model::F; ++f)
               if (flow_e[f] >= 0) Gr::add_at(total, flow_e[f], RY[r * kWidth + N + f]);
             if (terminal == Status::Finished) {
-              Gr::store(total, tan_.Xs + r * XC + p0 + d0);
+              Gr::store(total, tan_.Xs + r * xs_cols + p0 + d0);
             } else {
               for (int e = 0; e < here; ++e) out_.final_dq(r, p0 + d0 + e, Gr::at(total, e));
             }
