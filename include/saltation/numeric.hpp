@@ -232,15 +232,14 @@ SALTATION_HOST_INLINE inline Double4 exp_in_range(const Double4& x) { return det
 
 // A group of a sum's terms evaluated at once: for doubles on the host, Width of them in a host
 // vector (Double4 or Double8); otherwise (dual numbers, the device) one. make() builds a group
-// from `size` values (make_first from the first `count` of them, 0 past; count >= 1; load_first
-// loads them), at() reads one back (add_at adds to it), store() writes them all.
+// from `size` values (load() loads them), at() reads one back (add_at adds to it), store() writes
+// them all.
 template <class S, int Width = 4>
 struct Group {
   using type = S;
   static constexpr int size = 1;
   SALTATION_HD static S make(const S* v) { return v[0]; }
-  SALTATION_HD static S make_first(const S* v, int) { return v[0]; }
-  SALTATION_HD static S load_first(const S* v, int) { return v[0]; }
+  SALTATION_HD static S load(const S* v) { return v[0]; }
   SALTATION_HD static S at(const S& v, int) { return v; }
   SALTATION_HD static void add_at(S& v, int, const S& x) { v = v + x; }  // element e of v plus x
   SALTATION_HD static void store(const S& v, S* out) { out[0] = v; }  // all `size` values
@@ -269,15 +268,9 @@ struct Group<double, Width> {
   using mask = typename HostVector<Width>::mask;
   static constexpr int size = Width;
   SALTATION_HOST_INLINE static type make(const double* v) { return make(v, Elements{}); }
-  SALTATION_HOST_INLINE static type make_first(const double* v, int count) {
-    if (count >= Width) return make(v);  // one vector load, where the element-wise copy below was not
-    return make_first(v, count, Elements{});
-  }
-  // make_first for values stored long before, or by store(), in one vector load (make's scalar
-  // loads and shuffles are for values just written by scalar stores, which a vector load would
-  // wait for).
-  SALTATION_HOST_INLINE static type load_first(const double* v, int count) {
-    if (count < Width) return make_first(v, count);
+  // make() for values stored long before, or by store(), in one vector load (make's scalar loads
+  // and shuffles are for values just written by scalar stores, which a vector load would wait for).
+  SALTATION_HOST_INLINE static type load(const double* v) {
     type r;
     std::memcpy(&r, v, sizeof r);
     return r;
@@ -302,10 +295,6 @@ struct Group<double, Width> {
   template <std::size_t... I>
   SALTATION_HOST_INLINE static type make(const double* v, std::index_sequence<I...>) {
     return type{v[I]...};
-  }
-  template <std::size_t... I>
-  SALTATION_HOST_INLINE static type make_first(const double* v, int count, std::index_sequence<I...>) {
-    return type{(static_cast<int>(I) < count ? v[I] : 0.0)...};
   }
   template <std::size_t... I>
   SALTATION_HOST_INLINE static mask indices(std::index_sequence<I...>) {

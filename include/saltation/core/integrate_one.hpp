@@ -941,7 +941,7 @@ class Trajectory {
             flow_e[f] = e >= 0 && e < here ? e : -1;
           }
           G xs[N];
-          for (int l = 0; l < N; ++l) xs[l] = Gr::load_first(tan_.Xs + l * xs_cols + p0 + d0, L);
+          for (int l = 0; l < N; ++l) xs[l] = Gr::load(tan_.Xs + l * xs_cols + p0 + d0);
           G num = Gr::make(g_theta + d0);
           for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
           for (int f = 0; f < Model::F; ++f)
