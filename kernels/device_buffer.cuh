@@ -32,11 +32,10 @@ struct DeviceMemory {
   static cudaError_t release(void* p) noexcept { return cudaFree(p); }
 };
 
-// Page-locked host memory, kept for reuse. Pinning is dear: on the H200 machine cudaMallocHost
-// took 90-100 ms for 200 MB and cudaFreeHost 25 ms, against 3.8 ms to copy those 200 MB either
-// way (bench/results/gpu/README.md), so pinning a solve's staging anew each time cost more than
-// its kernel. A released block stays here, up to a bound in all (kDefaultBytes unless set), for
-// the next solve (a sweep's next chunk, the next call of a served or JAX program) to take.
+// Page-locked host memory, kept for reuse. Pinning is dear: pinning a solve's staging anew each
+// time cost more than its copies and its kernel (bench/README.md, "Pinned staging"). A released
+// block stays here, up to a bound in all (kDefaultBytes unless set), for the next solve (a
+// sweep's next chunk, the next call of a served or JAX program) to take.
 class PinnedCache {
  public:
   // By default two chunk slots of solve.cuh at their largest (kStagingBytesPerSlot each);

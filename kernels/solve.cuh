@@ -71,11 +71,10 @@ inline core::WarpDeferral warp_deferral_from_environment() {
 // Upper bound on the block size handed to the occupancy calculator. A block holds its SM slot
 // until its slowest trajectory ends, and trajectories differ in length (events, early stops),
 // so smaller blocks let the scheduler refill SMs sooner. The cap costs no occupancy: an SM holds
-// up to 32 blocks, so the calculator reaches the warp count the kernel's registers allow
-// (bench/results/cuda/ptxas_resources.txt) with smaller blocks when it must. No
-// __launch_bounds__: forcing the sensitivity kernels (194-232 registers, 8-10 warps per SM) down
-// to 128 registers (16 warps) would spill into the local memory the stack already loads; that
-// trade needs a measurement on the device.
+// up to 32 blocks, so the calculator reaches the warp count the kernel's registers allow with
+// smaller blocks when it must. No __launch_bounds__: forcing the sensitivity kernels down to 128
+// registers would spill into the local memory the stack already loads (bench/README.md, "CUDA
+// kernel resources").
 constexpr int kMaxBlock = 256;
 // Pinned host memory per chunk slot. Pinned pages are taken from the host's physical memory,
 // so the staging stays bounded however large the batch or the device.

@@ -22,8 +22,7 @@ constexpr long long kScheduleChunk = 16;
 
 // Threads for n trajectories: the option, else OpenMP's default; no more than chunks of
 // kScheduleChunk rows: a thread beyond them gets no trajectory, and on a busy machine waking it and
-// waiting for it at the loop's end can cost more than a small batch itself (a batch of 2: 24 ms
-// with 2 threads, 0.7 ms with 1, load 12).
+// waiting for it can cost more than a small batch itself (bench/README.md, "Small batches").
 inline int thread_count(const Options& options, std::size_t n) {
   const long long chunks = (static_cast<long long>(n) + kScheduleChunk - 1) / kScheduleChunk;
   const int wanted = options.threads > 0 ? options.threads : omp_get_max_threads();

@@ -157,11 +157,9 @@ SALTATION_HD SALTATION_HOST_INLINE inline T exp_by_table_in_range(T x) {  // x i
 
 // e^x on the host, 2^(k/128) e^r with k = round(128 x / ln 2): 2^(k/128) from the table (its
 // double and the rest) and the exponent field, e^r from a degree-5 polynomial on |r| <= ln 2 / 256.
-// Within 0.511 ulp of e^x over 2e7 random points of [-45, 0] against long double expl (glibc's
-// exp: 0.507; the two differ in 0.12 % of them); 0 below -708, +inf above 709.78. About 1.6x
-// faster than glibc's exp on one double (4.7 against 7.6 ns a call in a loop: inlined, no
-// wrapper); glibc's exp was 44 % of the cycles of a K = 24 terrain-ball run (bench/README.md,
-// "The terrain's exp"). The terrain ball's bumps use it. On the device: CUDA's exp.
+// Within 0.511 ulp of e^x (glibc's exp: 0.507); 0 below -708, +inf above 709.78. Faster than
+// glibc's exp (inlined, no wrapper), which was the largest single cost of a terrain-ball run
+// (bench/README.md, "The terrain's exp"). The terrain ball's bumps use it. On the device: CUDA's exp.
 SALTATION_HD inline double exp_by_table(double x) {
 #if defined(__CUDA_ARCH__)
   return ::exp(x);
@@ -218,7 +216,7 @@ SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
 
 // exp_by_table for a caller that keeps the result only where x lies in [-708, 709.78] (a bump's
 // -u^2 / 2 within its reach, TerrainBall::terrain): the host vectors skip the clamps of the
-// elements' range, whose compares and selects made terrain-ball runs 3-10 % slower
+// elements' range, whose compares and selects slowed terrain-ball runs down
 // (bench/README.md, "The terrain's exp"). There an element gives exp_by_table's bits; out of range
 // it gives an unspecified value (no out-of-bounds read: the table index is masked), for the
 // caller to select away.

@@ -27,11 +27,9 @@ constexpr long long kValidateRowsPerThread = 16384;
 
 // Throws InvalidInput for the first bad row (parameter outside its domain, NaN, or an initial
 // state already past a guard), naming the parameter and the row. The rows are checked by up to
-// `threads` threads (0: OpenMP's default): one thread took 128-135 ns per row of the terrain ball
-// at K = 3 and 660-680 ns at K = 24 (each row is a strided read, and its guard is evaluated at the
-// start): longer than the H200's kernel takes per row (110 ns at K = 3, dt 1e-3) and a tenth of a
-// 16-core solve at dt 1e-2 (docs/gpu.md, bench/results/gpu/runner.md). The
-// row named is the first bad one, as a serial pass would find.
+// `threads` threads (0: OpenMP's default), since on one thread the check can take longer than a
+// GPU solve (bench/README.md, "Checking the rows"). The row named is the first bad one, as a
+// serial pass would find.
 template <class Model>
 void validate_batch(const Model& model, const Batch& batch, int threads = 0) {
   if (batch.P != Model::P)

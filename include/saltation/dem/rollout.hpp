@@ -263,9 +263,8 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       // lanes not in contact compute along and keep nothing
       const auto contact = touching && !coincident && delta > T(0.0);
       if (!any_lane(contact)) return;
-      // One division per contact and step, not four: a 512-bit division holds the divider for
-      // about 16 cycles, as the square root above does for longer (bench/README.md, "The disk
-      // engine's step").
+      // One division per contact and step, not four: the divider is what a contact step waits for
+      // (bench/README.md, "The disk engine's step").
       const T inv_r = 1.0 / r;
       const T n[2] = {e0 * inv_r, e1 * inv_r};
       const T vrel[2] = {vd0 - SD(oV + 2 * j), vd1 - SD(oV + 2 * j + 1)};
@@ -436,8 +435,8 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
 #ifndef __CUDA_ARCH__
     // The CPU reads this frame's observations at its end, a few doubles from each of rows
     // 8 n_systems bytes apart (the system index is fastest), which its own prefetcher does not
-    // follow: asked for now, they arrive during the frame's steps (10^4 seed-002 pairs, one AVX2
-    // core: 52 -> 42 ms). Written here, not in a function: GCC drops a call to a function that
+    // follow: asked for now, they arrive during the frame's steps (bench/README.md, "The disk
+    // engine's step"). Written here, not in a function: GCC drops a call to a function that
     // does nothing but prefetch.
     if (c.observed)
       for (int k = 0; k < n_coords; ++k)
