@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/trajectory.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "saltation/solve.hpp"
 #include "terrain_batch.hpp"

@@ -29,7 +29,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/warp.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "saltation/solve.hpp"
 #include "terrain_batch.hpp"

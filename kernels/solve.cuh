@@ -17,7 +17,7 @@
 
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/warp.hpp"
 #include "saltation/cuda.hpp"
 #include "saltation/interrupt.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends.hpp"
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/trajectory.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "terrain_samples.hpp"
@@ -47,8 +47,8 @@ void expect_flow_reads_only_flow_params(const Model& m, const std::vector<double
 TEST(ModelConcept, FlowDependsOnlyOnDeclaredFlowParameters) {
   std::mt19937_64 rng(1);
   expect_flow_reads_only_flow_params(BouncingBall{}, {1.0, 0.5, 0.8}, 0);
-  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::ON);
-  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::OFF);
+  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::On);
+  expect_flow_reads_only_flow_params(Thermostat{}, {19.0, 18.0, 12.0, 8.0, 20.0, 22.0}, Thermostat::Off);
   expect_flow_reads_only_flow_params(TerrainBall<3>{}, sample_terrain_row<3>(rng), 0);
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/warp.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "saltation/solve.hpp"
@@ -77,7 +77,9 @@ void expect_bitwise_equal(const Result& a, const Result& b) {
   zip_arrays(a, b, [](const auto& x, const auto& y) {
     ASSERT_EQ(x.size(), y.size());
     // An empty array's data() may be null, which memcmp must not be given (UBSan).
-    if (!x.empty()) EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(*x.data())));
+    if (!x.empty()) {
+      EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(*x.data())));
+    }
   });
 }
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/trajectory.hpp"
 #include "saltation/interrupt.hpp"
 #include "saltation/options.hpp"
 #include "saltation/progress.hpp"

@@ -31,7 +31,7 @@
 // Optional members, used when present:
 //   static constexpr bool jump_at_start = true;
 //       an initial state already past an active guard lies in that guard's jump set (seed 003's
-//       thermostat: ON and T >= T_high switches OFF): the event is taken at t = 0, with its time
+//       thermostat: On and T >= T_high switches Off): the event is taken at t = 0, with its time
 //       pinned (dt_e/dtheta = 0), instead of the row being invalid input.
 //   static constexpr bool affine_flow = true;
 //       the flow is affine in q in every mode (f_q independent of q; f_theta may depend on q):
@@ -143,6 +143,21 @@ template <class Model, class Th>
 struct event_context_of<Model, Th, true> {
   using type = decltype(std::declval<const Model&>().event_context(0, static_cast<const double*>(nullptr), 0,
                                                                    std::declval<const Th&>()));
+};
+
+// Optional member `guard_summary(th)`: what the model's guard bound needs of theta, formed once per
+// trajectory (theta does not change along it) and passed to
+// `guard_excluded(j, mode, q0, q1, th, summary)`, so the bound need not scan every parameter on
+// every step (the terrain ball's ceiling, docs/models.md).
+template <class Model, class Th, class = void>
+struct guard_summary_of {
+  struct type {};
+  static constexpr bool present = false;
+};
+template <class Model, class Th>
+struct guard_summary_of<Model, Th, std::void_t<decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()))>> {
+  using type = decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()));
+  static constexpr bool present = true;
 };
 
 template <class Model>

@@ -1,32 +1,13 @@
 #pragma once
-// Run options, shared by every backend. Plain data: it is passed to kernels by value.
+// Run options: the one list of the user-settable ones, their validation and what is derived from them.
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "saltation/config.hpp"
+#include "saltation/core/options.hpp"
 #include "saltation/errors.hpp"
 
 namespace saltation {
-
-struct Options {
-  double t_final = 1.0;       // integrate over [0, t_final]
-  double dt = 1e-3;           // fixed RK4 step
-  double v_stop = 0.0;        // status Settled at an event whose normal impact speed |g_q . f-| / |g_q| is below this (0: off)
-  int event_capacity = 16;    // events recorded per trajectory; the next crossing ends it with status EventCapacity
-  int probes = 3;             // interior guard probes per step (features narrower than a step)
-  double time_tol = 1e-12;    // event-time accuracy the location iterations are sized for (locate_iterations_for)
-  double graze_tol = 1e-6;    // an event is grazing when |g_q . f-| < graze_tol |g_q| |f-|
-  int zeno_events = 8;        // this many events inside zeno_window ends the trajectory with status Zeno
-  double zeno_window = 0.0;   // seconds; 0 means one step (dt)
-  bool sensitivities = false; // also propagate X = dq/dtheta and event-time derivatives
-  int threads = 0;            // CPU backend: OpenMP threads (0: OpenMP's default)
-  long long max_steps = 100000000;  // per trajectory; more steps (t_final / dt) are refused before any work
-  bool mark_invalid_rows = false;  // false: a bad row throws InvalidInput before any work starts;
-                                   // true: bad rows get status InvalidInput and the rest run
-  // Derived by normalize_options(); the same on every backend.
-  int locate_iterations = 0;
-};
 
 // The one list of the user-settable options: calls f(name, meaning, o.member...) for each
 // member, on one or more Options at once (to copy some members across), so the JSON reader
@@ -57,11 +38,9 @@ void for_each_option(F&& f, O&... o) {
 // bracket's other end (within `bracket` of the root): the parabola differs from the guard by
 // g''' / 6 (s - trial)^2 (s - other end), so the root is within e_{k+1} = C3 bracket e_k^2. The
 // count is the least L with e_{L+1} <= time_tol, and never 1: near a grazing contact g' -> 0 and
-// the bound fails, and with one iteration (the bound's count at dt = 1e-3) the tests' shallow dips
-// missed 1e-12 by up to 1.3e-11 s, with two they met it (4e-14). So 2 at dt = 1e-3, 1e-2 and 2e-2,
-// 3 at 3e-2 and 4e-2 (probes 3, time_tol 1e-12). (The Muller steps before, a parabola through three
-// values, e_{k+1} = C3 bracket^2 e_k, asked for 2, 3, 4, 5 and 5.) A time that rounding alone moves
-// by more than time_tol is not reachable.
+// the bound fails, and one iteration missed the tests' shallow dips (bench/README.md, "Location
+// steps with the guard's slope"). So 2 at dt = 1e-3, 1e-2 and 2e-2, 3 at 3e-2 and 4e-2 (probes 3,
+// time_tol 1e-12). A time that rounding alone moves by more than time_tol is not reachable.
 constexpr double kLocateCurvature = 100.0;        // 1 / s
 constexpr double kLocateThirdDerivative = 100.0;  // 1 / s^2
 constexpr int kMaxLocateIterations = 12;          // when the bound does not converge (C3 bracket e_1 >= 1)

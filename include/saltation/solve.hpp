@@ -10,7 +10,7 @@
 
 #include "saltation/backend.hpp"
 #include "saltation/batch.hpp"
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/trajectory.hpp"
 #include "saltation/cpu.hpp"
 #include "saltation/cpu_lanes.hpp"
 #include "saltation/cuda.hpp"

@@ -61,10 +61,11 @@ SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, co
   static_assert(C0 >= 0 && C0 <= N, "the carried columns start at a q-column or at the first flow parameter's");
   using D = Dual<C>;
   const FlowSeededParams<Model, Th, N - C0> fth{th};
-  double k[4][N], s[N], Ys[N * C], sumKY[N * C];
+  double k[4][N], s[N], Ys[N * C];
   const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
   const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
-  double KY[N * C];
+  // Written at stage 0 before any read; zeroed so that GCC, which cannot see that, need not warn.
+  double KY[N * C] = {}, sumKY[N * C] = {};
   for (int st = 0; st < 4; ++st) {
     if (st == 0) {
       for (int i = 0; i < N; ++i) s[i] = q[i];

@@ -1,0 +1,162 @@
+#pragma once
+// Outputs: what a trajectory keeps (docs/architecture.md, "Outputs").
+//
+// The trajectory reports to an output policy bound to its trajectory (constructed from the policy's
+// View and the trajectory's index) through these hooks, and writes nothing else (N is the model's
+// state dimension, a template argument so that state arrays are indexed by constants and stay in
+// registers on the device):
+//   event(c, t_e, j, q_minus, q_plus)   event c is recorded (c < the event capacity)
+//   event_flags(c, flags)               its flags (EventFlag)
+//   event_column(c, p, tau, q_minus, dq)  with Sens: dt_e/dtheta_p and the N entries dq-_e/dtheta_p
+//   final_dq(k, p, value)               with Sens: d qf[k] / dtheta_p; a later call may overwrite it
+//   finish(status, t_end, qf, n_events) once, when the trajectory ends
+// and says whether it keeps event_column's values (`records_event_columns`: when not, they are
+// not formed).
+// Every backend runs the same routine, so each policy gives the same values on every backend.
+#include <cmath>
+#include <cstddef>
+
+#include "saltation/config.hpp"
+#include "saltation/core/result_views.hpp"
+#include "saltation/status.hpp"
+
+namespace saltation::core {
+
+// q[k] for a k known only at run time, by a loop of constant indices (see above).
+template <int N>
+SALTATION_HD double entry(const double* q, int k) {
+  double v = 0.0;
+  for (int m = 0; m < N; ++m)
+    if (m == k) v = q[m];
+  return v;
+}
+
+// Status, end time, final state, event count and (with Sens) dqf; no event arrays: `View`'s C
+// may be 0 and its event pointers null.
+class FinalState {
+ public:
+  using View = ResultView;
+  static constexpr bool records_event_columns = false;
+  SALTATION_HD FinalState(const View& out, std::size_t i) : out_(out), i_(i) {}
+
+  template <int N>
+  SALTATION_HD void event(int, double, int, const double*, const double*) const {}
+  SALTATION_HD void event_flags(int, int) const {}
+  template <int N>
+  SALTATION_HD void event_column(int, int, double, const double*, const double*) const {}
+  SALTATION_HD void final_dq(int k, int p, double value) const { out_.dqf[out_.dqf_at(k, p, i_)] = value; }
+  template <int N>
+  SALTATION_HD void finish(Status status, double t_end, const double* qf, int n_events) const {
+    out_.status[i_] = static_cast<int>(status);
+    out_.t_end[i_] = t_end;
+    for (int k = 0; k < N; ++k) out_.qf[out_.qf_at(k, i_)] = qf[k];
+    out_.n_events[i_] = n_events;
+  }
+
+ protected:
+  const View out_;
+  const std::size_t i_;
+};
+
+// Everything ResultView holds: the final state and every recorded event.
+class FullRecord : public FinalState {
+ public:
+  using FinalState::FinalState;
+  static constexpr bool records_event_columns = true;
+
+  template <int N>
+  SALTATION_HD void event(int c, double t_e, int j, const double* q_minus, const double* q_plus) const {
+    out_.ev_t[out_.ev_at(c, i_)] = t_e;
+    out_.ev_guard[out_.ev_at(c, i_)] = j;
+    for (int k = 0; k < N; ++k) {
+      out_.ev_q[out_.ev_q_at(c, k, i_)] = q_minus[k];
+      out_.ev_q_plus[out_.ev_q_at(c, k, i_)] = q_plus[k];
+    }
+  }
+  SALTATION_HD void event_flags(int c, int flags) const { out_.ev_flags[out_.ev_at(c, i_)] = flags; }
+  template <int N>
+  SALTATION_HD void event_column(int c, int p, double tau, const double*, const double* dq) const {
+    out_.ev_dt[out_.ev_dt_at(c, p, i_)] = tau;
+    for (int k = 0; k < N; ++k) out_.ev_dq[out_.ev_dq_at(c, k, p, i_)] = dq[k];
+  }
+};
+
+// Objective values and their design derivatives, reduced on the fly (ObservationView): an event
+// objective is written when its event is recorded, the others at the end; an objective whose event
+// never came (fewer events, an invalid row) is NaN, value and derivatives.
+class ObjectiveObserver {
+ public:
+  using View = ObservationView;
+  static constexpr bool records_event_columns = true;
+  SALTATION_HD ObjectiveObserver(const View& out, std::size_t i) : out_(out), i_(i) {}
+
+  template <int N>
+  SALTATION_HD void event(int c, double t_e, int, const double* q_minus, const double*) const {
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      if (ob.event != c) continue;
+      if (ob.kind == ObjectiveKind::EventTime) put(row, t_e);
+      if (ob.kind == ObjectiveKind::EventState) put(row, entry<N>(q_minus, ob.state));
+      if (ob.kind == ObjectiveKind::Landing) {
+        const double miss = entry<N>(q_minus, ob.state) - ob.target;
+        put(row, miss * miss);
+      }
+    }
+  }
+  SALTATION_HD void event_flags(int, int) const {}
+  template <int N>
+  SALTATION_HD void event_column(int c, int p, double tau, const double* q_minus, const double* dq) const {
+    const int d = design_index(p);
+    if (d < 0) return;
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      if (ob.event != c) continue;
+      if (ob.kind == ObjectiveKind::EventTime) put(row + 1 + d, tau);
+      if (ob.kind == ObjectiveKind::EventState) put(row + 1 + d, entry<N>(dq, ob.state));
+      if (ob.kind == ObjectiveKind::Landing)
+        put(row + 1 + d, 2.0 * (entry<N>(q_minus, ob.state) - ob.target) * entry<N>(dq, ob.state));
+    }
+  }
+  SALTATION_HD void final_dq(int k, int p, double value) const {
+    const int d = design_index(p);
+    if (d < 0) return;
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      if (ob.kind == ObjectiveKind::FinalState && ob.state == k) put(row + 1 + d, value);
+    }
+  }
+  template <int N>
+  SALTATION_HD void finish(Status status, double, const double* qf, int n_events) const {
+    out_.status[i_] = static_cast<int>(status);
+    out_.n_events[i_] = n_events;
+    int row = 0;
+    for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
+      const ObjectiveSpec& ob = out_.objectives[o];
+      switch (ob.kind) {
+        case ObjectiveKind::FinalState: put(row, entry<N>(qf, ob.state)); break;
+        case ObjectiveKind::EventCount: put(row, n_events); break;
+        case ObjectiveKind::StatusIs: put(row, static_cast<int>(status) == ob.status ? 1.0 : 0.0); break;
+        default:
+          if (ob.event >= n_events)
+            for (int w = 0; w < out_.width(ob); ++w) put(row + w, ::nan(""));
+      }
+    }
+  }
+
+ private:
+  SALTATION_HD void put(int row, double value) const { out_.values[out_.at(row, i_)] = value; }
+  // Position of parameter p in the design list, or -1.
+  SALTATION_HD int design_index(int p) const {
+    for (int d = 0; d < out_.n_design; ++d)
+      if (out_.design[d] == p) return d;
+    return -1;
+  }
+
+  const View out_;
+  const std::size_t i_;
+};
+
+}  // namespace saltation::core

@@ -1,0 +1,523 @@
+#pragma once
+// One trajectory, the routine every backend runs unchanged (README, "How it works"):
+//   begin()  initial state and mode, row validation, an event already at t = 0;
+//   step()   one RK4 step of dt, the guards probed at the step's end and interior points for a
+//            crossing in each guard's direction (scan_step); a crossing holds the step as a bracket;
+//   take_bracketed_event()  the crossing located to the earliest guard zero by a fixed count of
+//            safeguarded root steps (locate), the state stepped there, the event taken (take_event):
+//            recorded, reset into the next mode or ended by a terminal status.
+// With Sens the segment tangent rides along each step (tangents.hpp) and each event applies the
+// saltation jump (jump.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
+// driver runs the same calls in warp lockstep (warp.hpp).
+#include <cstddef>
+
+#include "saltation/config.hpp"
+#include "saltation/core/guards.hpp"
+#include "saltation/core/jump.hpp"
+#include "saltation/core/locate.hpp"
+#include "saltation/core/options.hpp"
+#include "saltation/core/outputs.hpp"
+#include "saltation/core/params.hpp"
+#include "saltation/core/rk4.hpp"
+#include "saltation/core/tangents.hpp"
+#include "saltation/dual.hpp"
+#include "saltation/model.hpp"
+#include "saltation/status.hpp"
+
+namespace saltation::core {
+
+template <class Model, class Th, bool Sens, class Output = FullRecord>
+class Trajectory {
+ public:
+  static constexpr int N = Model::N, P = Model::P, M = Model::M;
+  static constexpr int kWidth = tangent_width<Model>();  // of the segment tangent Y
+  static constexpr int kYSize = Sens ? N * kWidth : 1;
+
+  SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i,
+                          const typename Output::View& out)
+      : m_(m), o_(o), th_(th), out_(out, i) {}
+
+  // One trajectory on its own: the CPU driver's way.
+  SALTATION_HD void run() {
+    if (begin()) return;
+    for (;;) {
+      const StepOutcome outcome = step();
+      if (outcome == StepOutcome::Ended) return;
+      if (outcome == StepOutcome::Bracketed && take_bracketed_event()) return;
+    }
+  }
+
+  // The same trajectory in three calls, for drivers that choose when a lane localises its event
+  // (the CUDA warp loop, docs/warp_events.md): begin(), then step() until it ends; after
+  // Bracketed the trajectory holds the bracket and does not move until take_bracketed_event().
+  // Nothing changes between the two, so when the event is localised does not change the result.
+  enum class StepOutcome { Stepped, Bracketed, Ended };
+
+  // Initial state, validation and an event at t = 0; true when the trajectory has already ended.
+  SALTATION_HD bool begin() {
+    mode_ = m_.initial_mode;
+    m_.initial_state(th_, q_);
+    const RowCheck check = check_row(m_, th_);
+    if (!check.ok()) {
+      finish_invalid();
+      return true;
+    }
+    if constexpr (Sens) {
+      initial_tangent();
+      tan_.restart_segment();
+    }
+    if constexpr (guard_summary_of<Model, Th>::present) guard_summary_ = m_.guard_summary(th_);
+    refresh_guards(-1);
+    if constexpr (has_jump_at_start<Model>::value) {
+      for (int j = 0; j < M; ++j) {
+        if (past_surface(m_.direction(j, mode_), g_left_[j])) {
+          double q0[N];
+          for (int k = 0; k < N; ++k) q0[k] = q_[k];
+          if (take_event(j, 0.0, q0, true)) return true;
+          break;
+        }
+      }
+    }
+    return finish_at_t_final();
+  }
+
+  // One step of dt (or the remainder to t_final): Stepped, Bracketed (a crossing in it, held for
+  // take_bracketed_event()) or Ended (non-finite state, or t_final reached).
+  SALTATION_HD StepOutcome step() {
+    const bool last = last_step_from(t_);
+    const double h = step_length_from(t_);
+    double q_end[N], g_end[M];
+    double Y_end[kYSize];
+    bool g_end_known = false;
+    if (scan_step(h, q_end, g_end, bracket_, Y_end, g_end_known)) return StepOutcome::Bracketed;
+    if (!all_finite(q_end)) {
+      finish(Status::NonFinite, t_, q_);
+      return StepOutcome::Ended;
+    }
+    if constexpr (Sens) {
+      if (affine_step(h)) {
+        tan_.take_affine_step(q_);
+      } else {
+        for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
+      }
+    }
+    for (int k = 0; k < N; ++k) q_[k] = q_end[k];
+    if (g_end_known)
+      for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+    g_left_known_ = g_end_known;
+    t_ = last ? o_.t_final : t_ + h;
+    return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
+  }
+
+  // The event path for the held bracket: localise, step to the event, take it. Returns true
+  // when the trajectory has ended.
+  SALTATION_HD bool take_bracketed_event() {
+    int j = -1;
+    const double s = locate(bracket_, j);
+    double q_minus[N];
+    if constexpr (Sens) {
+      tan_.up_to_date();
+      rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
+    } else {
+      rk4_step(m_, q_, mode_, th_, s, q_minus);
+    }
+    if (!all_finite(q_minus)) {
+      finish(Status::NonFinite, t_, q_);
+      return true;
+    }
+    return take_event(j, t_ + s, q_minus, false) || finish_at_t_final();
+  }
+
+  // For a driver that advances several trajectories' free flight at once (the CPU's SIMD lanes,
+  // src/cpu_lanes.cpp) and holds their states meanwhile: it takes the state, mode and time, and
+  // then, while full_step_next(), steps of dt by rk4_step from the state q0 it holds to q1, each
+  // one only where step() would take it without a guard evaluation (q1 finite, which the driver
+  // checks, and guards_excluded(q0, q1)); resume() hands the state back after one or more such
+  // steps (not after none: it marks the guards at the state unknown), and is true when t_final
+  // is reached. Between them the trajectory goes through what step() would do on each step.
+  // With Sens (affine flows only) the driver also takes the tangent of the free steps:
+  // affine_tangent() readies the step matrices for the mode (as the first full step would) and
+  // gives them and the segment tangent Y, whose flow-parameter columns the driver advances by
+  // affine_flow_param_columns; resume() takes those columns back with the number of free steps.
+  SALTATION_HD const double* state() const { return q_; }
+  SALTATION_HD int mode() const { return mode_; }
+  SALTATION_HD double time() const { return t_; }
+  SALTATION_HD bool full_step_next() const { return !last_step_from(t_); }
+  SALTATION_HD bool guards_excluded(const double* q0, const double* q1) const { return all_guards_excluded(q0, q1); }
+  SALTATION_HD bool resume(const double* q, double t) {
+    static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, Y, steps)");
+    return resume_state(q, t);
+  }
+  SALTATION_HD const Tangents<Model, Sens>& affine_tangent() {
+    static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
+    tan_.ready_affine(m_, mode_, th_, o_.dt);
+    return tan_;
+  }
+  SALTATION_HD bool resume(const double* q, double t, const double* Y, int steps) {
+    static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
+    for (int i = 0; i < N; ++i)
+      for (int f = 0; f < Model::F; ++f) tan_.Y[i * kWidth + N + f] = Y[i * kWidth + N + f];
+    tan_.pending += steps;
+    return resume_state(q, t);
+  }
+
+ private:
+  // Whether the step from t is the last (the remainder to t_final, at most dt), and its length.
+  SALTATION_HD bool last_step_from(double t) const { return o_.t_final - t <= o_.dt; }
+  SALTATION_HD double step_length_from(double t) const { return last_step_from(t) ? o_.t_final - t : o_.dt; }
+
+  SALTATION_HD bool resume_state(const double* q, double t) {
+    for (int k = 0; k < N; ++k) q_[k] = q[k];
+    t_ = t;
+    g_left_known_ = false;
+    departing_ = -1;
+    return finish_at_t_final();
+  }
+
+  // The event of guard j at t_e with pre-event state q_minus: truncate (capacity), end the run
+  // (settled, Zeno) or reset and go on. `pinned`: the event time does not move with theta (an
+  // initial state already in the jump set). Returns true when the trajectory has ended.
+  SALTATION_HD bool take_event(int j, double t_e, const double* q_minus, bool pinned) {
+    double q_plus[N];
+    const EventPartials<Model, Th, Sens> partials(m_, mode_, th_, j, q_minus);
+    const EventGeometry<N> geo = event_geometry(m_, mode_, th_, j, q_minus, partials);
+    int mode_plus;
+    if constexpr (has_reset_from_gradient<Model>::value) {
+      mode_plus = m_.reset_from_gradient(j, q_minus, mode_, th_, geo.g_q, q_plus);
+    } else {
+      mode_plus = m_.reset(j, q_minus, mode_, th_, q_plus);
+    }
+    const bool departure_clear = departure_cleared(j, mode_plus, q_plus, t_e, geo);
+    Status terminal = Status::Finished;  // Finished here means "not terminal"
+    if (n_events_ >= o_.event_capacity) {
+      terminal = Status::EventCapacity;
+    } else {
+      const double zeno_window = o_.zeno_window > 0.0 ? o_.zeno_window : o_.dt;
+      if (t_e - zeno_start_ <= zeno_window) {
+        ++zeno_count_;
+      } else {
+        zeno_start_ = t_e;
+        zeno_count_ = 1;
+      }
+      if (o_.v_stop > 0.0 && geo.impact_speed() < o_.v_stop) terminal = Status::Settled;
+      else if (zeno_count_ >= o_.zeno_events) terminal = Status::Zeno;
+    }
+    const int slot = terminal == Status::EventCapacity ? -1 : n_events_;
+    if (slot >= 0) {
+      out_.template event<N>(slot, t_e, j, q_minus, q_plus);
+      out_.event_flags(slot, geo.grazing(o_.graze_tol) ? EventGrazing : 0);
+      ++n_events_;
+    }
+    if constexpr (Sens) {
+      const EventEnd ev{q_minus, q_plus, mode_plus, slot, terminal, pinned};
+      saltation_jump(m_, th_, partials, geo, ev, tan_, out_);
+    }
+    if (terminal == Status::EventCapacity) {
+      finish_state(terminal, t_e, q_minus);
+      return true;
+    }
+    if (!all_finite(q_plus)) {
+      finish(Status::NonFinite, t_e, q_minus);  // overwrites the dqf the jump wrote
+      return true;
+    }
+    if (terminal != Status::Finished) {
+      finish_state(terminal, t_e, q_plus);
+      return true;
+    }
+    for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
+    mode_ = mode_plus;
+    t_ = t_e;
+    refresh_guards(j);
+    departing_ = departure_clear ? j : -1;
+    return false;
+  }
+
+  struct Bracket {
+    double a = 0.0, b = 0.0;  // step-relative times with a crossing of each masked guard in (a, b]
+    double ga[M], gb[M];
+    unsigned mask = 0;
+  };
+
+  SALTATION_HD static bool all_finite(const double* q) {
+    for (int k = 0; k < N; ++k)
+      if (!is_finite(q[k])) return false;
+    return true;
+  }
+
+  SALTATION_HD void guards_at(const double* q, int mode, double* g) const {
+    for (int j = 0; j < M; ++j) g[j] = m_.direction(j, mode) != 0 ? m_.guard(j, q, mode, th_) : 0.0;
+  }
+
+  // Whether some active guard has gone past its surface.
+  SALTATION_HD bool any_past_surface(const double* g) const {
+    for (int j = 0; j < M; ++j)
+      if (past_surface(m_.direction(j, mode_), g[j])) return true;
+    return false;
+  }
+
+  // After an event on guard j the state lies on that guard: its value is taken as exactly 0,
+  // so a trajectory heading back through the surface is caught at once (never integrates below).
+  // With one guard there is nothing else to evaluate.
+  SALTATION_HD void refresh_guards(int j_event) {
+    if (M > 1 || j_event < 0) guards_at(q_, mode_, g_left_);
+    if (j_event >= 0) g_left_[j_event] = 0.0;
+    g_left_known_ = true;
+  }
+
+  // True when the model's conservative bounds rule out every active guard on this step: its guard
+  // bound, and for the guard whose event the step starts from its departure bound (`departing`:
+  // that guard when the bound, decided at the event, rules it out). The departure bound goes first:
+  // the guard bound, from a state on the guard, almost never rules the step out and is the dearer
+  // of the two (a loop over the terrain's bumps).
+  SALTATION_HD bool all_guards_excluded(const double* q_start, const double* q_end, int departing = -1) const {
+    if constexpr (has_guard_exclusion<Model>::value || has_departure_exclusion<Model>::value) {
+      for (int j = 0; j < M; ++j) {
+        if (m_.direction(j, mode_) == 0) continue;
+        if (j == departing) continue;
+        if (guard_excluded(j, q_start, q_end)) continue;
+        return false;
+      }
+      return true;
+    } else {
+      return false;
+    }
+  }
+  SALTATION_HD bool guard_excluded(int j, const double* q_start, const double* q_end) const {
+    if constexpr (!has_guard_exclusion<Model>::value) {
+      return false;
+    } else if constexpr (guard_summary_of<Model, Th>::present) {
+      return m_.guard_excluded(j, mode_, q_start, q_end, th_, guard_summary_);
+    } else {
+      return m_.guard_excluded(j, mode_, q_start, q_end, th_);
+    }
+  }
+
+  // Whether a step of h takes the affine path (Tangents): the cached step matrix is for dt.
+  SALTATION_HD bool affine_step(double h) const { return has_affine_flow<Model>::value && h == o_.dt; }
+
+  // Steps to the end of (t, t+h], then (unless the guard bound rules the step out) probes it;
+  // returns true with the first sub-interval that holds a crossing, else false with the end
+  // state in q_end (with Sens, and a step other than a full one of an affine flow, its tangent in
+  // Y_end) and, when evaluated, the end guards.
+  SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
+    g_end_known = false;
+    const int departing = departing_;
+    departing_ = -1;
+    const int pieces = o_.probes + 1;
+    // A full step of an affine flow forms its tangent only once it is taken (step()): a step with
+    // a crossing in it is not.
+    bool tangent_stepped = false;
+    if constexpr (Sens) {
+      if (affine_step(h)) {
+        tan_.ready_affine(m_, mode_, th_, h);
+      } else {
+        tan_.up_to_date();
+        for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
+        rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
+        tangent_stepped = true;
+      }
+    }
+    if (!tangent_stepped) rk4_step(m_, q_, mode_, th_, h, q_end);
+    if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing)) return false;
+    // The guards at the step's start are evaluated (when unknown) only if the first piece needs
+    // them: a guard can cross there only if it ends past its surface (until then 0 stands in, with
+    // which crosses() is false for a guard not past it). The result is the same.
+    double g_prev[M];
+    for (int j = 0; j < M; ++j) g_prev[j] = g_left_known_ ? g_left_[j] : 0.0;
+    double s_prev = 0.0;
+    for (int k = 1; k <= pieces; ++k) {
+      const bool end = k == pieces;
+      const double s = end ? h : h * k / pieces;
+      double qs[N], gs[M];
+      if (end) {
+        for (int i = 0; i < N; ++i) qs[i] = q_end[i];
+      } else {
+        rk4_step(m_, q_, mode_, th_, s, qs);
+        if (!all_finite(qs)) {  // blow-up: reported as NonFinite by the caller, never as an event
+          for (int i = 0; i < N; ++i) q_end[i] = qs[i];
+          return false;
+        }
+      }
+      guards_at(qs, mode_, gs);
+      if (k == 1 && !g_left_known_ && any_past_surface(gs)) {
+        refresh_guards(-1);
+        for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
+      }
+      unsigned mask = 0;
+      for (int j = 0; j < M; ++j)
+        if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;
+      if (mask) {
+        br.a = s_prev;
+        br.b = s;
+        br.mask = mask;
+        for (int j = 0; j < M; ++j) {
+          br.ga[j] = g_prev[j];
+          br.gb[j] = gs[j];
+        }
+        return true;
+      }
+      for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
+      s_prev = s;
+    }
+    for (int j = 0; j < M; ++j) g_end[j] = g_prev[j];
+    g_end_known = true;
+    return false;
+  }
+
+  // Safeguarded iterations on phi(s) = guard_j(rk4_step(q, s)) for each crossing guard:
+  // locate_iterations true sub-steps (the same count on every lane, no early exit), the first at
+  // the secant point, each later one at the root inside the bracket of the parabola with the last
+  // trial's value and slope phi'(s) (exact for the discrete path: rk4_step_with_rate and the
+  // guard's gradient) through the bracket's other end; the estimate is that root for the final
+  // trial. Earliest crossing wins; ties go to the lower index. The bracket keeps phi(a) before the
+  // crossing and phi(b) past it, so no trial leaves it; one that rounding puts on an end is a
+  // halving instead. The slope makes each step's error quadratic in the last one's (Newton's
+  // order), and the parabola keeps near-double roots (a shallow dip
+  // through the guard) fast, where a tangent alone slows to halving the distance per step. After
+  // an e = 0 impact the state rests on the guard (phi(a) = 0 exactly, refresh_guards) with phi < 0
+  // beyond: the parabola through (a, 0) has its root at a, and the event is at a.
+  SALTATION_HD double locate(const Bracket& br, int& j_event) const {
+    double best = br.b;
+    j_event = -1;
+    for (int j = 0; j < M; ++j) {
+      if (!(br.mask & (1u << j))) continue;
+      const int dir = m_.direction(j, mode_);
+      double a = br.a, b = br.b, ga = br.ga[j], gb = br.gb[j];
+      double s = secant_point(a, b, ga, gb), gs = 0.0, rate = 0.0;  // the last trial: an end of [a, b]
+      for (int it = 0; it < o_.locate_iterations; ++it) {
+        if (it > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
+        if (!(s > a && s < b)) s = 0.5 * (a + b);
+        gs = guard_along_step(j, s, rate);
+        if (crosses(dir, ga, gs)) {
+          b = s;
+          gb = gs;
+        } else {
+          a = s;
+          ga = gs;
+        }
+      }
+      if (o_.locate_iterations > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
+      if (!(s >= a && s <= b)) s = b;
+      if (j_event < 0 || s < best) {
+        best = s;
+        j_event = j;
+      }
+    }
+    return best;
+  }
+
+  // phi(s) = guard_j(rk4_step(q, s)) and its derivative phi'(s) = g_q . d rk4_step / ds, from the
+  // model's guard gradient (which gives the guard's value too), else from one pass on Dual<1>
+  // along d rk4_step / ds.
+  SALTATION_HD double guard_along_step(int j, double s, double& rate) const {
+    double qs[N], dqs[N];
+    rk4_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
+    if constexpr (has_guard_gradient<Model>::value) {
+      double g_q[N];
+      const double g = m_.guard_gradient(j, qs, mode_, th_, g_q);
+      rate = 0.0;
+      for (int k = 0; k < N; ++k) rate += g_q[k] * dqs[k];
+      return g;
+    } else {
+      using D = Dual<1>;
+      D qd[N];
+      for (int k = 0; k < N; ++k) {
+        qd[k] = D(qs[k]);
+        qd[k].d[0] = dqs[k];
+      }
+      const D g = m_.guard(j, qd, mode_, ConstantParams<D, Th>{th_});
+      rate = g.d[0];
+      return g.v;
+    }
+  }
+
+  // Whether the model's departure bound rules guard j out on the step from the state q0 its event
+  // at t0 leaves in `mode`, from the guard's value and gradient the event formed: decided at the
+  // event, where they are at hand, instead of by another evaluation of the guard's geometry on
+  // that step (and right after the reset, so that the gradient need not be kept past it).
+  SALTATION_HD bool departure_cleared(int j, int mode, const double* q0, double t0, const EventGeometry<N>& geo) const {
+    if constexpr (has_departure_exclusion<Model>::value) {
+      const double h = step_length_from(t0);
+      return m_.departure_excluded(j, mode, q0, geo.g, geo.g_q, h / (o_.probes + 1), h, th_, guard_summary_);
+    } else {
+      return false;
+    }
+  }
+
+  // X(0) = d q0 / dtheta.
+  SALTATION_HD void initial_tangent() {
+    if constexpr (Sens) {
+      using C = Dual<kChunk>;
+      for (double& x : tan_.Xs) x = 0.0;  // the padding too
+      for (int p0 = 0; p0 < P; p0 += kChunk) {
+        C q0[N];
+        m_.initial_state(ChunkSeededParams<kChunk, Th>{th_, p0}, q0);
+        for (int d = 0; d < kChunk && p0 + d < P; ++d)
+          for (int k = 0; k < N; ++k) tan_.Xs[k * Tangents<Model, Sens>::kXsCols + p0 + d] = q0[k].d[d];
+      }
+    }
+  }
+
+  // Status, end time and final state; the caller has written dqf (a terminal event's jump).
+  SALTATION_HD void finish_state(Status status, double t_end, const double* qf) {
+    out_.template finish<N>(status, t_end, qf, n_events_);
+  }
+
+  // Status, end time and final state, with dqf = X(t_end) from the current tangent.
+  SALTATION_HD void finish(Status status, double t_end, const double* qf) {
+    finish_state(status, t_end, qf);
+    if constexpr (Sens) {
+      tan_.up_to_date();
+      for (int p = 0; p < P; ++p) {
+        double x[N];
+        tan_.column(p, x);
+        for (int k = 0; k < N; ++k) out_.final_dq(k, p, x[k]);
+      }
+    }
+  }
+
+  // Ends the run with status Finished once t_final is reached; true when it did.
+  SALTATION_HD bool finish_at_t_final() {
+    if (t_ < o_.t_final) return false;
+    finish(Status::Finished, o_.t_final, q_);
+    return true;
+  }
+
+  SALTATION_HD void finish_invalid() {
+    finish_state(Status::InvalidInput, 0.0, q_);
+    if constexpr (Sens)
+      for (int k = 0; k < N; ++k)
+        for (int p = 0; p < P; ++p) out_.final_dq(k, p, ::nan(""));
+  }
+
+  const Model m_;
+  const Options o_;
+  const Th th_;
+  const Output out_;
+  double q_[N];
+  int mode_ = 0;
+  double t_ = 0.0;
+  double g_left_[M];
+  bool g_left_known_ = false;  // false after a step the guard bound skipped
+  // The guard whose event was just taken (the state lies on it) when the model's departure bound
+  // rules it out on the next step, which its guard bound cannot (docs/models.md); else -1. Until
+  // the next step.
+  int departing_ = -1;
+  int n_events_ = 0;
+  double zeno_start_ = -1e300;
+  int zeno_count_ = 0;
+  Bracket bracket_;  // the crossing step() found, until take_bracketed_event()
+  typename guard_summary_of<Model, Th>::type guard_summary_{};
+  Tangents<Model, Sens> tan_;
+};
+
+// Integrates trajectory i of a batch into `out` through the Output policy; `th` views its
+// parameter row.
+template <bool Sens, class Output = FullRecord, class Model, class Th>
+SALTATION_HD void integrate_one(const Model& m, const Options& o, const Th& th, std::size_t i,
+                                const typename Output::View& out) {
+  static_assert(check_model<Model>(), "");
+  Trajectory<Model, Th, Sens, Output>(m, o, th, i, out).run();
+}
+
+}  // namespace saltation::core
