@@ -107,7 +107,7 @@ int run(int argc, char** argv) {
       if (rr.n_events[j] < 2) continue;
       const double miss = rr.event_q(j, 1, 0) - target;
       worst = std::max(worst, std::fabs(miss));
-      const double gx = rr.event_dq(j, 1, 0, Model::VX0), gy = rr.event_dq(j, 1, 0, Model::VY0);
+      const double gx = rr.event_dq(j, 1, 0, Model::Vx0), gy = rr.event_dq(j, 1, 0, Model::Vy0);
       const double g2 = gx * gx + gy * gy;
       if (g2 > 0.0) {
         bx[j] -= miss * gx / g2;

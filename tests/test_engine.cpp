@@ -252,7 +252,7 @@ TEST_P(Events, ExactTiesGoToTheLowerGuardIndex) {
 }
 
 TEST_P(Thermostat, SwitchingTimesClosedForm) {
-  saltation::Thermostat m;  // starts ON
+  saltation::Thermostat m;  // starts On
   const double T0 = 19, Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
   const Result r = solve_on(backend(), m, {{T0, Te, tau, Q, Tl, Th}}, opts(48.0, 1e-2));
   const double t1 = tau * std::log((T0 - Te - Q) / (Th - Te - Q));
@@ -270,7 +270,7 @@ TEST_P(Thermostat, SwitchingTimesClosedForm) {
 
 TEST_P(Thermostat, InitialModeOffFromConfig) {
   saltation::Thermostat m;
-  m.initial_mode = saltation::Thermostat::OFF;
+  m.initial_mode = saltation::Thermostat::Off;
   const Result r = solve_on(backend(), m, {{21.0, 18.0, 12.0, 8.0, 20.0, 22.0}}, opts(10.0, 1e-2));
   ASSERT_GE(r.n_events[0], 1);
   EXPECT_EQ(r.ev_guard[0], 1);
@@ -278,16 +278,16 @@ TEST_P(Thermostat, InitialModeOffFromConfig) {
 }
 
 TEST_P(Thermostat, StartInJumpSetSwitchesAtTimeZero) {
-  // Seed 003: ON with T >= T_high switches OFF; OFF with T <= T_low switches ON.
+  // Seed 003: On with T >= T_high switches Off; Off with T <= T_low switches On.
   const double Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
-  saltation::Thermostat on;  // starts ON
+  saltation::Thermostat on;  // starts On
   const Result hot = solve_on(backend(), on, {{23.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
   ASSERT_GE(hot.n_events[0], 2);
   EXPECT_EQ(hot.event_time(0, 0), 0.0);
   EXPECT_EQ(hot.ev_guard[0], 0);
   EXPECT_NEAR(hot.event_time(0, 1), tau * std::log((23.0 - Te) / (Tl - Te)), 1e-10);  // cools to T_low
   saltation::Thermostat off;
-  off.initial_mode = saltation::Thermostat::OFF;
+  off.initial_mode = saltation::Thermostat::Off;
   const Result cold = solve_on(backend(), off, {{19.0, Te, tau, Q, Tl, Th}}, opts(20.0, 1e-2));
   ASSERT_GE(cold.n_events[0], 2);
   EXPECT_EQ(cold.event_time(0, 0), 0.0);

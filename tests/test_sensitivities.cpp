@@ -92,8 +92,8 @@ TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
   const double T0 = 19, Te = 18, tau = 12, Q = 8, Tl = 20, Th = 22;
   const Result r = solve_on(backend(), m, {{T0, Te, tau, Q, Tl, Th}}, sens_options(60.0, 1e-2, 16));
   ASSERT_GE(r.n_events[0], 4);
-  // t1 = tau ln(A/B), A = T0 - Ti, B = Th - Ti, Ti = Te + Q (ON);
-  // OFF legs tau ln((Th - Te)/(Tl - Te)); later ON legs tau ln((Tl - Ti)/(Th - Ti)).
+  // t1 = tau ln(A/B), A = T0 - Ti, B = Th - Ti, Ti = Te + Q (On);
+  // Off legs tau ln((Th - Te)/(Tl - Te)); later On legs tau ln((Tl - Ti)/(Th - Ti)).
   const double Ti = Te + Q;
   struct D { double t, tau, q, tl, th; };
   std::vector<D> expect;
@@ -101,10 +101,10 @@ TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
         -tau / (Th - Ti)};
   expect.push_back(cur);
   for (int c = 1; c < r.n_events[0]; ++c) {
-    if (c % 2 == 1) {  // OFF leg ends at T_low
+    if (c % 2 == 1) {  // Off leg ends at T_low
       const double L = std::log((Th - Te) / (Tl - Te));
       cur = {cur.t + tau * L, cur.tau + L, cur.q, cur.tl - tau / (Tl - Te), cur.th + tau / (Th - Te)};
-    } else {  // ON leg from T_low to T_high
+    } else {  // On leg from T_low to T_high
       const double L = std::log((Tl - Ti) / (Th - Ti));
       cur = {cur.t + tau * L, cur.tau + L, cur.q + tau * (-1 / (Tl - Ti) + 1 / (Th - Ti)), cur.tl + tau / (Tl - Ti),
              cur.th - tau / (Th - Ti)};
@@ -114,10 +114,10 @@ TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
   for (int c = 0; c < r.n_events[0]; ++c) {
     SCOPED_TRACE("switch " + std::to_string(c));
     EXPECT_NEAR(r.event_time(0, c), expect[c].t, 1e-10);
-    EXPECT_NEAR(r.event_dt(0, c, Thermostat::TAU), expect[c].tau, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::Tau), expect[c].tau, 1e-10);
     EXPECT_NEAR(r.event_dt(0, c, Thermostat::Q), expect[c].q, 1e-10);
-    EXPECT_NEAR(r.event_dt(0, c, Thermostat::T_LOW), expect[c].tl, 1e-10);
-    EXPECT_NEAR(r.event_dt(0, c, Thermostat::T_HIGH), expect[c].th, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::TLow), expect[c].tl, 1e-10);
+    EXPECT_NEAR(r.event_dt(0, c, Thermostat::THigh), expect[c].th, 1e-10);
   }
 }
 
@@ -185,7 +185,7 @@ TEST_P(ThermostatSensitivity, StartInJumpSetAgainstFiniteDifferences) {
   for (int p = 0; p < Thermostat::P; ++p) EXPECT_EQ(r.event_dt(0, 0, p), 0.0);
   // Second switch: t_1 = tau ln((T0 - Te)/(Tl - Te)).
   EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T0), 12.0 / (23.0 - 18.0), 1e-10);
-  EXPECT_NEAR(r.event_dt(0, 1, Thermostat::T_LOW), -12.0 / (20.0 - 18.0), 1e-10);
+  EXPECT_NEAR(r.event_dt(0, 1, Thermostat::TLow), -12.0 / (20.0 - 18.0), 1e-10);
   expect_matches_finite_differences(backend(), m, theta, sens_options(40.0, 1e-2, 16));
 }
 

@@ -64,23 +64,23 @@ Batch mixed_batch(std::size_t n) {
     switch ((i / 9) % 5) {
       case 0:  // e = 0, mu = 0: chatters into Zeno (v_stop = 0) or settles
         b.at(i, TerrainBall<K>::E) = 0.0;
-        b.at(i, TerrainBall<K>::MU) = 0.0;
+        b.at(i, TerrainBall<K>::Mu) = 0.0;
         break;
       case 1:  // drag times speed overflows: non-finite state
         b.at(i, TerrainBall<K>::C) = 1e300;
-        b.at(i, TerrainBall<K>::VX0) = 1e10;
+        b.at(i, TerrainBall<K>::Vx0) = 1e10;
         break;
       case 2:  // invalid width (mark_invalid_rows)
-        if (K > 0) b.at(i, TerrainBall<K>::BUMP0 + 2) = -1.0;
+        if (K > 0) b.at(i, TerrainBall<K>::Bump0 + 2) = -1.0;
         break;
       case 3:  // launched upward and fast: long free flight, few events
-        b.at(i, TerrainBall<K>::VY0) = 6.0;
+        b.at(i, TerrainBall<K>::Vy0) = 6.0;
         break;
       case 4:  // starts level, just above a bump's top at x = 0: a near-grazing first contact
         if (K > 0) {
-          b.at(i, TerrainBall<K>::VY0) = 0.0;
-          b.at(i, TerrainBall<K>::BUMP0) = 1.0 - 1e-7;
-          b.at(i, TerrainBall<K>::BUMP0 + 1) = 0.0;
+          b.at(i, TerrainBall<K>::Vy0) = 0.0;
+          b.at(i, TerrainBall<K>::Bump0) = 1.0 - 1e-7;
+          b.at(i, TerrainBall<K>::Bump0 + 1) = 0.0;
         }
         break;
     }
@@ -143,11 +143,21 @@ void check_lanes(const Model& model, const Batch& batch) {
       int ends[8] = {};
       for (std::size_t i = 0; i < batch.n; ++i) ++ends[full.status[i]];
       EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
-      if (Model::bumps > 0) EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
-      if (o.event_capacity == 3) EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
-      if (o.v_stop == 0.0 && o.event_capacity > 3) EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
-      if (o.v_stop > 0.0) EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
-      if (sens) EXPECT_FALSE(full.dqf.empty());
+      if (Model::bumps > 0) {
+        EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+      }
+      if (o.event_capacity == 3) {
+        EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
+      }
+      if (o.v_stop == 0.0 && o.event_capacity > 3) {
+        EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
+      }
+      if (o.v_stop > 0.0) {
+        EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
+      }
+      if (sens) {
+        EXPECT_FALSE(full.dqf.empty());
+      }
     }
     }
   }

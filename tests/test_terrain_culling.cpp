@@ -27,7 +27,7 @@ struct FullTerrain : TerrainBall<K> {
     h = S(0.0);
     dh = S(0.0);
     for (int k = 0; k < K; ++k) {
-      const S a = th[Base::BUMP0 + 3 * k], b = th[Base::BUMP0 + 3 * k + 1], w = th[Base::BUMP0 + 3 * k + 2];
+      const S a = th[Base::Bump0 + 3 * k], b = th[Base::Bump0 + 3 * k + 1], w = th[Base::Bump0 + 3 * k + 2];
       const S u = (x - b) / w;
       const S bump = a * saltation::exp_by_table(-0.5 * u * u);
       h = h + bump;
@@ -52,7 +52,7 @@ struct FullTerrain : TerrainBall<K> {
   SALTATION_HD double guard_gradient(int, const double* q, int, const Th& th, double* g_q) const {
     double h, dh;
     full_terrain(q[0], th, h, dh);
-    Base::gradient_at_slope(dh, g_q);
+    saltation::terrain_ball::gradient_at_slope(dh, g_q);
     return q[1] - h;
   }
 };
@@ -76,7 +76,7 @@ TEST(TerrainCulling, TerrainAgreesWithTheFullSumInValueAndDerivatives) {
     const saltation::RowParams th{row.data(), 1};
     for (int s = 0; s < 200; ++s) {
       const double x = x_of(rng);
-      for (int k = 0; k < K; ++k) culled_somewhere += !TerrainBall<K>::in_reach(x, row[5 + 3 * k + 1], row[5 + 3 * k + 2]);
+      for (int k = 0; k < K; ++k) culled_somewhere += !saltation::terrain_ball::in_reach(x, row[5 + 3 * k + 1], row[5 + 3 * k + 2]);
       // Derivatives with respect to x and to the first 8 bump parameters, which dual numbers carry.
       using D = saltation::Dual<9>;
       const saltation::core::ChunkSeededParams<9, saltation::RowParams> seeded{th, 5};
@@ -84,7 +84,7 @@ TEST(TerrainCulling, TerrainAgreesWithTheFullSumInValueAndDerivatives) {
       culled.terrain(D::variable(x, 8), seeded, hc, dhc);
       full.full_terrain(D::variable(x, 8), seeded, hf, dhf);
       EXPECT_LE(std::fabs(hc.v - hf.v), 1e-17 * amplitudes + 1e-300);
-      EXPECT_LE(std::fabs(dhc.v - dhf.v), 1e-17 * amplitudes * TerrainBall<K>::kReach / narrowest);
+      EXPECT_LE(std::fabs(dhc.v - dhf.v), 1e-17 * amplitudes * saltation::terrain_ball::kReach / narrowest);
       for (int d = 0; d < 9; ++d) {
         EXPECT_LE(std::fabs(hc.d[d] - hf.d[d]), 1e-15 * amplitudes / narrowest) << "slot " << d;
         EXPECT_LE(std::fabs(dhc.d[d] - dhf.d[d]), 1e-15 * amplitudes / (narrowest * narrowest)) << "slot " << d;
@@ -147,14 +147,14 @@ void expect_grouped_bumps_give_the_partial_sums_bits() {
     const saltation::RowParams th{batch.theta.data() + i, batch.n};
     double amplitudes = 0.0, narrowest = 1e300;
     for (int k = 0; k < K; ++k) {
-      amplitudes += std::fabs(th[M::BUMP0 + 3 * k]);
-      narrowest = std::min(narrowest, th[M::BUMP0 + 3 * k + 2]);
+      amplitudes += std::fabs(th[M::Bump0 + 3 * k]);
+      narrowest = std::min(narrowest, th[M::Bump0 + 3 * k + 2]);
     }
     for (double x = -3.0; x <= 7.5; x += 0.0137, ++points) {
       double part[3][L] = {};  // h, h', h'' by k mod L
       for (int k = 0; k < K; ++k) {
-        const double a = th[M::BUMP0 + 3 * k], b = th[M::BUMP0 + 3 * k + 1], w = th[M::BUMP0 + 3 * k + 2];
-        if (!M::in_reach(x, b, w)) continue;
+        const double a = th[M::Bump0 + 3 * k], b = th[M::Bump0 + 3 * k + 1], w = th[M::Bump0 + 3 * k + 2];
+        if (!saltation::terrain_ball::in_reach(x, b, w)) continue;
         const double u = (x - b) / w, bump = a * saltation::exp_by_table(-0.5 * u * u);
         part[0][k % L] = part[0][k % L] + bump;
         part[1][k % L] = part[1][k % L] - bump * u / w;

@@ -146,8 +146,8 @@ struct Cvodes {
       if (args.sens) {
         // X(0) = d q0 / dtheta: the initial velocities are parameters.
         for (int p = 0; p < P; ++p) N_VConst(0.0, yS[p]);
-        N_VGetArrayPointer(yS[Model::VX0])[2] = 1.0;
-        N_VGetArrayPointer(yS[Model::VY0])[3] = 1.0;
+        N_VGetArrayPointer(yS[Model::Vx0])[2] = 1.0;
+        N_VGetArrayPointer(yS[Model::Vy0])[3] = 1.0;
         check(CVodeSensReInit(mem, CV_SIMULTANEOUS, yS), "CVodeSensReInit");
       }
       for (;;) {

@@ -32,9 +32,9 @@ int main() {
 
     int failures = 0;
     for (std::size_t i = 0; i < batch.n; ++i) {
-      const double p0 = batch.at(i, ReliefValve::P0), Q = batch.at(i, ReliefValve::INFLOW),
-                   C = batch.at(i, ReliefValve::CAPACITY), G = batch.at(i, ReliefValve::CONDUCTANCE),
-                   p_open = batch.at(i, ReliefValve::P_OPEN), p_close = batch.at(i, ReliefValve::P_CLOSE);
+      const double p0 = batch.at(i, ReliefValve::P0), Q = batch.at(i, ReliefValve::Inflow),
+                   C = batch.at(i, ReliefValve::Capacity), G = batch.at(i, ReliefValve::Conductance),
+                   p_open = batch.at(i, ReliefValve::POpen), p_close = batch.at(i, ReliefValve::PClose);
       const double p_eq = Q / G, rise = C * (p_open - p_close) / Q, fall = C / G * std::log((p_open - p_eq) / (p_close - p_eq));
       std::printf("row %zu: %s, %d switches:", i, saltation::status_name(result.status_of(i)), result.n_events[i]);
       double expected = C * (p_open - p0) / Q;

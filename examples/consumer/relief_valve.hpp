@@ -1,6 +1,6 @@
 #pragma once
 // A relief valve on a vessel: the consumer project's own model. q = (p), the pressure; modes
-// CLOSED (0) and OPEN (1); C p' = Q - [OPEN] G p (inflow Q, capacity C, valve conductance G).
+// Closed (0) and Open (1); C p' = Q - [Open] G p (inflow Q, capacity C, valve conductance G).
 // The valve opens when p rises through p_open and closes when p falls through p_close; a switch
 // leaves p unchanged. theta = [p0, Q, C, G, p_open, p_close].
 #include <string>
@@ -14,12 +14,12 @@ struct ReliefValve {
   static constexpr int N = 1, P = 6, M = 2, F = 3;
   static constexpr const char* name = "relief_valve";
   static constexpr bool affine_flow = true;  // linear in p in both modes
-  enum Param { P0 = 0, INFLOW = 1, CAPACITY = 2, CONDUCTANCE = 3, P_OPEN = 4, P_CLOSE = 5 };
-  enum Mode { CLOSED = 0, OPEN = 1 };
+  enum Param { P0 = 0, Inflow = 1, Capacity = 2, Conductance = 3, POpen = 4, PClose = 5 };
+  enum Mode { Closed = 0, Open = 1 };
 
-  int initial_mode = CLOSED;
+  int initial_mode = Closed;
 
-  SALTATION_HD static int flow_param(int f) { return INFLOW + f; }  // Q, C, G
+  SALTATION_HD static int flow_param(int f) { return Inflow + f; }  // Q, C, G
 
   template <class S, class Th>
   SALTATION_HD void initial_state(const Th& th, S* q) const {
@@ -27,30 +27,30 @@ struct ReliefValve {
   }
   template <class S, class Th>
   SALTATION_HD void flow(const S* q, int mode, const Th& th, S* f) const {
-    f[0] = th[INFLOW] / th[CAPACITY];
-    if (mode == OPEN) f[0] = f[0] - th[CONDUCTANCE] * q[0] / th[CAPACITY];
+    f[0] = th[Inflow] / th[Capacity];
+    if (mode == Open) f[0] = f[0] - th[Conductance] * q[0] / th[Capacity];
   }
   template <class S, class Th>
   SALTATION_HD S guard(int j, const S* q, int, const Th& th) const {
-    return j == 0 ? q[0] - th[P_OPEN] : q[0] - th[P_CLOSE];
+    return j == 0 ? q[0] - th[POpen] : q[0] - th[PClose];
   }
   // Guard 0 (open) is watched while closed, rising; guard 1 (close) while open, falling.
   SALTATION_HD int direction(int j, int mode) const {
-    if (j == 0) return mode == CLOSED ? +1 : 0;
-    return mode == OPEN ? -1 : 0;
+    if (j == 0) return mode == Closed ? +1 : 0;
+    return mode == Open ? -1 : 0;
   }
   template <class S, class Th>
   SALTATION_HD int reset(int j, const S* q, int, const Th&, S* q_plus) const {
     q_plus[0] = q[0];
-    return j == 0 ? OPEN : CLOSED;
+    return j == 0 ? Open : Closed;
   }
   template <class Th>
   SALTATION_HD int invalid_param(const Th& th) const {
     for (int p = 0; p < P; ++p)
       if (!saltation::is_finite(th[p])) return p;
-    if (!(th[CAPACITY] > 0.0)) return CAPACITY;
-    if (!(th[CONDUCTANCE] >= 0.0)) return CONDUCTANCE;
-    if (!(th[P_CLOSE] < th[P_OPEN])) return P_CLOSE;
+    if (!(th[Capacity] > 0.0)) return Capacity;
+    if (!(th[Conductance] >= 0.0)) return Conductance;
+    if (!(th[PClose] < th[POpen])) return PClose;
     return -1;
   }
   static std::string state_name(int) { return "p"; }
@@ -59,7 +59,7 @@ struct ReliefValve {
     return names[p];
   }
   static std::string param_domain(int p) {
-    return p == CAPACITY ? "finite and > 0" : p == CONDUCTANCE ? "finite and >= 0" : p == P_CLOSE ? "finite and < p_open" : "finite";
+    return p == Capacity ? "finite and > 0" : p == Conductance ? "finite and >= 0" : p == PClose ? "finite and < p_open" : "finite";
   }
   void validate_config() const {}  // no configuration constants besides the initial mode
 };

@@ -32,7 +32,7 @@ inline double simpson(const std::function<double(double)>& f, double a, double b
 
 inline FirstImpact first_impact(double gravity, const double* theta) {
   using P = ImpactPendulum::Param;
-  const double phi0 = theta[P::PHI0], w0 = theta[P::OMEGA0], L = theta[P::LENGTH], wall = theta[P::WALL];
+  const double phi0 = theta[P::Phi0], w0 = theta[P::Omega0], L = theta[P::Length], wall = theta[P::Wall];
   const double k = gravity / L;
   auto omega = [&](double phi) { return std::sqrt(w0 * w0 + 2.0 * k * (std::cos(phi) - std::cos(phi0))); };
   FirstImpact r{};
@@ -41,11 +41,11 @@ inline FirstImpact first_impact(double gravity, const double* theta) {
   r.time = simpson([&](double phi) { return 1.0 / omega(phi); }, phi0, wall);
   auto cube = [&](double phi) { return std::pow(omega(phi), 3); };
   // d omega / d x along the path, divided by omega^2 and integrated with a minus sign.
-  r.d_time[P::OMEGA0] = -simpson([&](double phi) { return w0 / cube(phi); }, phi0, wall);
+  r.d_time[P::Omega0] = -simpson([&](double phi) { return w0 / cube(phi); }, phi0, wall);
   const double d_time_d_k = -simpson([&](double phi) { return (std::cos(phi) - std::cos(phi0)) / cube(phi); }, phi0, wall);
-  r.d_time[P::LENGTH] = d_time_d_k * (-gravity / (L * L));
-  r.d_time[P::PHI0] = -1.0 / w0 - simpson([&](double phi) { return k * std::sin(phi0) / cube(phi); }, phi0, wall);
-  r.d_time[P::WALL] = 1.0 / r.speed;
+  r.d_time[P::Length] = d_time_d_k * (-gravity / (L * L));
+  r.d_time[P::Phi0] = -1.0 / w0 - simpson([&](double phi) { return k * std::sin(phi0) / cube(phi); }, phi0, wall);
+  r.d_time[P::Wall] = 1.0 / r.speed;
   return r;
 }
 

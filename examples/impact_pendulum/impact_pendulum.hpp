@@ -22,28 +22,28 @@ using saltation::sin;
 struct ImpactPendulum {
   static constexpr int N = 2, P = 6, M = 1, F = 2;
   static constexpr const char* name = "impact_pendulum";
-  enum Param { PHI0 = 0, OMEGA0 = 1, LENGTH = 2, C = 3, E = 4, WALL = 5 };
+  enum Param { Phi0 = 0, Omega0 = 1, Length = 2, C = 3, E = 4, Wall = 5 };
   static constexpr double pi = 3.141592653589793;
 
   double gravity = 9.81;
   int initial_mode = 0;  // one mode: the wall is always there
 
   // The flow reads L and c only (F = 2): between impacts sensitivities carry 2 parameter columns, not 6.
-  SALTATION_HD static int flow_param(int f) { return f == 0 ? LENGTH : C; }
+  SALTATION_HD static int flow_param(int f) { return f == 0 ? Length : C; }
 
   template <class S, class Th>
   SALTATION_HD void initial_state(const Th& th, S* q) const {
-    q[0] = th[PHI0];
-    q[1] = th[OMEGA0];
+    q[0] = th[Phi0];
+    q[1] = th[Omega0];
   }
   template <class S, class Th>
   SALTATION_HD void flow(const S* q, int, const Th& th, S* f) const {
     f[0] = q[1];
-    f[1] = -gravity / th[LENGTH] * sin(q[0]) - th[C] * q[1];
+    f[1] = -gravity / th[Length] * sin(q[0]) - th[C] * q[1];
   }
   template <class S, class Th>
   SALTATION_HD S guard(int, const S* q, int, const Th& th) const {
-    return th[WALL] - q[0];
+    return th[Wall] - q[0];
   }
   SALTATION_HD int direction(int, int) const { return -1; }
   template <class S, class Th>
@@ -59,10 +59,10 @@ struct ImpactPendulum {
   SALTATION_HD int invalid_param(const Th& th) const {
     for (int p = 0; p < P; ++p)
       if (!saltation::is_finite(th[p])) return p;
-    if (!(th[LENGTH] > 0.0)) return LENGTH;
+    if (!(th[Length] > 0.0)) return Length;
     if (!(th[C] >= 0.0)) return C;
     if (!(th[E] >= 0.0 && th[E] <= 1.0)) return E;
-    if (!(th[WALL] > -pi && th[WALL] < pi)) return WALL;
+    if (!(th[Wall] > -pi && th[Wall] < pi)) return Wall;
     return -1;
   }
   static std::string state_name(int k) { return k == 0 ? "phi" : "omega"; }
@@ -72,10 +72,10 @@ struct ImpactPendulum {
   }
   static std::string param_domain(int p) {
     switch (p) {
-      case LENGTH: return "finite and > 0";
+      case Length: return "finite and > 0";
       case C: return "finite and >= 0";
       case E: return "in [0, 1]";
-      case WALL: return "in (-pi, pi)";
+      case Wall: return "in (-pi, pi)";
       default: return "finite";
     }
   }
