@@ -25,7 +25,7 @@
 #include <type_traits>
 
 #include "builtin_models.hpp"
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/trajectory.hpp"
 #include "saltation/core/rk4.hpp"
 #include "saltation/cpu.hpp"
 #include "saltation/interrupt.hpp"
@@ -135,92 +135,125 @@ class LaneGroup {
     std::memset(rows_.get(), 0, sizeof(double) * P * kW);
   }
 
+  // Each lane is in one of three states:
+  //   empty     no row (none left, or a stop was requested): lane_[l] is empty;
+  //   grounded  its trajectory steps alone (step_alone), as the scalar driver would;
+  //   flying    its state is held in the flight's vectors (bit l of flight.flying) and advances
+  //             with the others' by one vector step per iteration while its steps are free.
+  // Each iteration the flight takes its step (fly: grounded again where a lane's step is not free
+  // or t_final is reached), the grounded lanes that did not move take theirs (step_grounded), and
+  // grounded lanes with a full step next in the flight's mode board it (board). A lane whose
+  // trajectory ends takes the next row (end_and_refill).
   void run() {
     for (int l = 0; l < kW; ++l) refill(l);
-    // The flying lanes' states, held here between their free steps: q as [k * W + l], and t.
-    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
-    // With sensitivities also their step matrices and segment tangents.
-    constexpr int kT = Sens ? kW : 0;
-    HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
-    HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
-    int steps[kW] = {};   // free steps lane l has taken since it joined the flight
-    unsigned flying = 0;  // bit l: lane l's state is held here
-    int mode = 0;         // the flying lanes' mode
-    const Tag d;
-    const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
+    Flight flight;
     for (;;) {
-      unsigned done = 0;  // lanes that took this iteration's step (or started a new row in it)
-      if (flying) {
-        lanes_rk4_step(m_, q, mode, rows_.get(), o_.dt, q_end);
-        if constexpr (Sens) lanes_flow_param_step<Model>(Phi, Psi, psi, q, Y, Y_end);
-        // As step(): a full step (not the last), a finite end state, and the guard bound.
-        auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, t)), dt);
-        for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, q_end + k * kW)));
-        const unsigned free = free_lanes(bits(candidate) & flying, mode, q, q_end);
-        for (unsigned c = free; c; c &= c - 1) ++steps[__builtin_ctz(c)];
-        const auto taken = mask(free);
-        for (int k = 0; k < N; ++k)
-          hn::Store(hn::IfThenElse(taken, hn::Load(d, q_end + k * kW), hn::Load(d, q + k * kW)), d, q + k * kW);
-        if constexpr (Sens) {
-          for (int i = 0; i < N; ++i)
-            for (int f = 0; f < F; ++f) {
-              double* y = Y + (i * W + N + f) * kW;
-              hn::Store(hn::IfThenElse(taken, hn::Load(d, Y_end + (i * W + N + f) * kW), hn::Load(d, y)), d, y);
-            }
-        }
-        const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, t), dt), hn::Load(d, t));
-        hn::Store(t_next, d, t);
-        // Lanes whose step was not free take it alone; lanes that reached t_final end.
-        const unsigned back = (flying & ~free) | (bits(hn::Ge(t_next, t_final)) & free);
-        done = flying;
-        flying &= ~back;
-        for (unsigned b = back; b; b &= b - 1) {
-          const int l = __builtin_ctz(b);
-          double ql[N];
-          for (int k = 0; k < N; ++k) ql[k] = q[k * kW + l];
-          // A lane that has not moved keeps its own state (and what its last event set).
-          const bool ended = (steps[l] > 0 && resume(l, ql, t[l], Y, steps[l])) ||
-                             (!(free >> l & 1u) && step_alone(*lane_[l]));
-          if (ended) end_and_refill(l);
-        }
-      }
-      for (int l = 0; l < kW; ++l) {
-        if (!lane_[l] || (done >> l & 1u)) continue;
-        if (step_alone(*lane_[l])) {
-          end_and_refill(l);
-          done |= 1u << l;
-        }
-      }
-      // Lanes with a full step next (in the flying lanes' mode) join the flight.
-      bool running = false;
-      for (int l = 0; l < kW; ++l) {
-        if (!lane_[l]) continue;
-        running = true;
-        if ((flying >> l & 1u) || !lane_[l]->full_step_next()) continue;
-        if (!flying) mode = lane_[l]->mode();
-        if (lane_[l]->mode() != mode) continue;
-        const double* s = lane_[l]->state();
-        for (int k = 0; k < N; ++k) q[k * kW + l] = s[k];
-        t[l] = lane_[l]->time();
-        if constexpr (Sens) {
-          const auto& tg = lane_[l]->affine_tangent();
-          if (matrices_mode_[l] != mode) {  // functions of the row and the mode only
-            for (int e = 0; e < N * N; ++e) Phi[e * kW + l] = tg.Phi[e];
-            for (int e = 0; e < F * N * N; ++e) Psi[e * kW + l] = tg.Psi[e];
-            for (int e = 0; e < F * N; ++e) psi[e * kW + l] = tg.psi[e];
-            matrices_mode_[l] = mode;
-          }
-          for (int i = 0; i < N; ++i)
-            for (int f = 0; f < F; ++f) Y[(i * W + N + f) * kW + l] = tg.Y[i * W + N + f];
-        }
-        flying |= 1u << l;
-        steps[l] = 0;
-      }
-      if (!running) return;
+      unsigned moved = 0;  // lanes that took this iteration's step (or started a new row in it)
+      if (flight.flying) moved = fly(flight);
+      moved |= step_grounded(moved);
+      if (!board(flight)) return;
     }
   }
 
  private:
+  // The flying lanes' states, held here between their free steps: q as [k * W + l], and t; with
+  // sensitivities also their step matrices and segment tangents.
+  static constexpr int kT = Sens ? kW : 0;
+  struct Flight {
+    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
+    HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
+    HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
+    int steps[kW] = {};   // free steps lane l has taken since it boarded
+    unsigned flying = 0;  // bit l: lane l is flying
+    int mode = 0;         // the flying lanes' mode
+  };
+
+  // One vector step of the flight; each lane keeps it where step() would take it without a guard
+  // evaluation (a full step, a finite end state, the guard bound). Lanes whose step was not free
+  // are grounded and take it alone; lanes that reached t_final are grounded and end. Returns the
+  // lanes that moved.
+  unsigned fly(Flight& f) {
+    const Tag d;
+    const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
+    lanes_rk4_step(m_, f.q, f.mode, rows_.get(), o_.dt, f.q_end);
+    if constexpr (Sens) lanes_flow_param_step<Model>(f.Phi, f.Psi, f.psi, f.q, f.Y, f.Y_end);
+    auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, f.t)), dt);
+    for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, f.q_end + k * kW)));
+    const unsigned free = free_lanes(bits(candidate) & f.flying, f.mode, f.q, f.q_end);
+    for (unsigned c = free; c; c &= c - 1) ++f.steps[__builtin_ctz(c)];
+    const auto taken = mask(free);
+    for (int k = 0; k < N; ++k)
+      hn::Store(hn::IfThenElse(taken, hn::Load(d, f.q_end + k * kW), hn::Load(d, f.q + k * kW)), d, f.q + k * kW);
+    if constexpr (Sens) {
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < F; ++c) {
+          double* y = f.Y + (i * W + N + c) * kW;
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, f.Y_end + (i * W + N + c) * kW), hn::Load(d, y)), d, y);
+        }
+    }
+    const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, f.t), dt), hn::Load(d, f.t));
+    hn::Store(t_next, d, f.t);
+    const unsigned grounded = (f.flying & ~free) | (bits(hn::Ge(t_next, t_final)) & free);
+    const unsigned moved = f.flying;
+    f.flying &= ~grounded;
+    for (unsigned b = grounded; b; b &= b - 1) land(f, __builtin_ctz(b), free);
+    return moved;
+  }
+
+  // Lane l leaves the flight: its state after its free steps back to its trajectory, then the
+  // step that was not free taken alone. A lane that has not moved keeps its own state (and what
+  // its last event set).
+  void land(const Flight& f, int l, unsigned free) {
+    double ql[N];
+    for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
+    const bool ended = (f.steps[l] > 0 && resume(l, ql, f.t[l], f.Y, f.steps[l])) ||
+                       (!(free >> l & 1u) && step_alone(*lane_[l]));
+    if (ended) end_and_refill(l);
+  }
+
+  // The grounded lanes that have not moved this iteration take their step alone; returns the
+  // lanes that moved, `moved` included.
+  unsigned step_grounded(unsigned moved) {
+    for (int l = 0; l < kW; ++l) {
+      if (!lane_[l] || (moved >> l & 1u)) continue;
+      if (step_alone(*lane_[l])) {
+        end_and_refill(l);
+        moved |= 1u << l;
+      }
+    }
+    return moved;
+  }
+
+  // Grounded lanes with a full step next, in the flight's mode (any mode when none flies), board
+  // the flight. Returns false when every lane is empty.
+  bool board(Flight& f) {
+    bool running = false;
+    for (int l = 0; l < kW; ++l) {
+      if (!lane_[l]) continue;
+      running = true;
+      if ((f.flying >> l & 1u) || !lane_[l]->full_step_next()) continue;
+      if (!f.flying) f.mode = lane_[l]->mode();
+      if (lane_[l]->mode() != f.mode) continue;
+      const double* s = lane_[l]->state();
+      for (int k = 0; k < N; ++k) f.q[k * kW + l] = s[k];
+      f.t[l] = lane_[l]->time();
+      if constexpr (Sens) {
+        const auto& tg = lane_[l]->affine_tangent();
+        if (matrices_mode_[l] != f.mode) {  // functions of the row and the mode only
+          for (int e = 0; e < N * N; ++e) f.Phi[e * kW + l] = tg.Phi[e];
+          for (int e = 0; e < F * N * N; ++e) f.Psi[e * kW + l] = tg.Psi[e];
+          for (int e = 0; e < F * N; ++e) f.psi[e * kW + l] = tg.psi[e];
+          matrices_mode_[l] = f.mode;
+        }
+        for (int i = 0; i < N; ++i)
+          for (int c = 0; c < F; ++c) f.Y[(i * W + N + c) * kW + l] = tg.Y[i * W + N + c];
+      }
+      f.flying |= 1u << l;
+      f.steps[l] = 0;
+    }
+    return running;
+  }
+
   static unsigned bits(hn::Mask<Tag> m) { return lane_bits(LaneMask{m}); }
   static hn::Mask<Tag> mask(unsigned lanes) {
     const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
@@ -228,8 +261,7 @@ class LaneGroup {
   }
 
   // The candidates whose step the guard bound rules out. Flattened so that the model's bound is
-  // inlined here: called out of line it made the forward runs up to 2x slower (wall time; 15 % more
-  // instructions) once run() had grown past GCC's inlining budget.
+  // inlined here (bench/README.md, "The guard bound in vectors").
   __attribute__((flatten)) unsigned free_lanes(unsigned candidates, int mode, const double* q,
                                                const double* q_end) const {
     if constexpr (has_lane_guard_bound<Model>::value) {
@@ -314,7 +346,7 @@ class LaneGroup {
   std::optional<Traj> lane_[kW];
   int matrices_mode_[kW];  // with Sens: the mode whose step matrices lane l's columns hold, or -1
   // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).
-  typename core::GuardSummaryOf<Model, LaneArray>::type summary_{};
+  typename guard_summary_of<Model, LaneArray>::type summary_{};
 };
 
 template <class Output, class Model, bool Sens>
