@@ -57,7 +57,9 @@ class Cli : public ::testing::Test {
     const CliRun r = solve(input);
     EXPECT_EQ(r.exit_code, 2) << "invalid input exits with 2: " << input;
     EXPECT_NE(r.err.find(must_mention), std::string::npos) << "error should name " << must_mention << ": " << r.err;
-    if (!row.empty()) EXPECT_NE(r.err.find(row), std::string::npos) << "error should name " << row << ": " << r.err;
+    if (!row.empty()) {
+      EXPECT_NE(r.err.find(row), std::string::npos) << "error should name " << row << ": " << r.err;
+    }
     EXPECT_FALSE(fs::exists(out())) << "no output file may be written on failure";
     for (const auto& entry : fs::directory_iterator(dir_))
       EXPECT_EQ(entry.path().filename().string().find("out.json.tmp"), std::string::npos) << "leftover temporary file";

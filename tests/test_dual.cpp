@@ -330,7 +330,9 @@ void expect_group_gives_the_column_bits() {
     }
     auto z = Gr::make(v);
     Gr::add_at(z, at, -0.0);
-    if (v[at] == 0.0) EXPECT_TRUE(std::signbit(Gr::at(z, at))) << "a -0 plus -0 stays -0 at " << at;
+    if (v[at] == 0.0) {
+      EXPECT_TRUE(std::signbit(Gr::at(z, at))) << "a -0 plus -0 stays -0 at " << at;
+    }
   }
   const auto g = Gr::make(w);
   double expected = 0.0;

@@ -184,9 +184,11 @@ TEST_P(Outputs, UndefinedObjectivesAreNaN) {
   EXPECT_EQ(obs.n_events[invalid], 0);
   // Every event objective and every derivative is NaN; the final state is the initial one (a NaN
   // parameter may make it NaN too), the count 0 and the status indicator 0.
-  for (int row = 0; row < obs.n_outputs; ++row)
-    if (row != final_state_row && row != 4 * width && row != 4 * width + 1)
+  for (int row = 0; row < obs.n_outputs; ++row) {
+    if (row != final_state_row && row != 4 * width && row != 4 * width + 1) {
       EXPECT_TRUE(std::isnan(obs.value(invalid, row))) << "output row " << row << " of the invalid row";
+    }
+  }
   EXPECT_EQ(obs.value(invalid, 4 * width), 0.0);
   EXPECT_EQ(obs.value(invalid, 4 * width + 1), 0.0);
 }

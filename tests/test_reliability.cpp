@@ -119,7 +119,7 @@ TEST_F(Commands, SyntaxErrorOfARequestFileIsInvalidInputWithItsPlace) {
 }
 
 TEST_F(Commands, ArgumentErrorsAreInvalidInputInTheOneFormat) {
-  for (const std::string args : {"solve " + file("ball.in.json", kBall) + " --no-such-flag", std::string("solve"),
+  for (const std::string& args : {"solve " + file("ball.in.json", kBall) + " --no-such-flag", std::string("solve"),
                                  std::string("no-such-command"), "solve " + path("ball.in.json") + " --threads many",
                                  "disks " + path("ball.in.json") + " --format xml", std::string("")}) {
     const Outcome r = run(args);

@@ -422,7 +422,9 @@ TEST(DemShapes, CompileTimePairSizesAreBitwiseTheRunTimeBody) {
                                                : run_body<Shape<2, 0, true>>(b, o, loss);
       const RolloutResult general = run_body<Shape<>>(b, o, loss);
       expect_same_outputs(fixed, general);
-      if (with_tangent) EXPECT_GT(max_abs(fixed.grad), 0.0) << "the tangent must see contacts";
+      if (with_tangent) {
+        EXPECT_GT(max_abs(fixed.grad), 0.0) << "the tangent must see contacts";
+      }
     }
 }
 

@@ -172,7 +172,9 @@ TEST(SweepReduction, FailedRunHandsOverItsCompletedPrefixAndTheRestCompletesIt) 
                  std::runtime_error);
     EXPECT_EQ(completed.blocks.first, 0u);
     EXPECT_LE(completed.blocks.end, 7u) << threads << " threads";
-    if (threads == 1) EXPECT_EQ(completed.blocks.end, 7u) << "one worker completes every block before the failure";
+    if (threads == 1) {
+      EXPECT_EQ(completed.blocks.end, 7u) << "one worker completes every block before the failure";
+    }
     const Partial<OutputSummary> rest = partial_from_bytes<OutputSummary>(run_bytes({completed.blocks.end, layout.n_blocks()}, {2500, 2}));
     EXPECT_EQ(partial_to_bytes(merge_partials(std::vector<Partial<OutputSummary>>{completed, rest})), reference)
         << threads << " threads";
