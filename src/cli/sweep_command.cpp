@@ -22,6 +22,7 @@
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/registry.hpp"
+#include "saltation/sweep/gradient_estimate.hpp"
 #include "saltation/sweep/robust_design.hpp"
 #include "saltation/sweep/study.hpp"
 #include "saltation/version.hpp"
@@ -71,6 +72,25 @@ std::string fixed(double x) {
   return s.str();
 }
 
+// One design parameter's gradient line: the estimate and its estimator, the share of samples near
+// a discontinuity (with the boundary term's size), the referee when it ran.
+std::string gradient_text(const std::string& param, const json& g) {
+  std::ostringstream t;
+  t << "    d/d" << param << ": " << fixed(g.at("mean")) << " +- " << fixed(g.at("std_error")) << " ("
+    << g.at("estimator").get<std::string>() << ")";
+  if (g.contains("discontinuity")) {
+    const json& d = g.at("discontinuity");
+    t << "; discontinuous near " << fixed(100.0 * d.at("fraction").get<double>()) << " % of samples, boundary term "
+      << fixed(d.at("boundary_term")) << " +- " << fixed(d.at("boundary_term_std_error"));
+  }
+  if (g.contains("referee")) {
+    const json& r = g.at("referee");
+    t << "; referee " << fixed(r.at("mean")) << " +- " << fixed(r.at("std_error"))
+      << (r.at("agrees").get<bool>() ? " agrees" : " DISAGREES");
+  }
+  return t.str() + "\n";
+}
+
 // The readable summary printed after a complete study.
 std::string summary_text(const json& s, const std::string& dir) {
   std::ostringstream t;
@@ -81,8 +101,8 @@ std::string summary_text(const json& s, const std::string& dir) {
   for (const auto& [name, count] : s.at("statuses").items()) t << " " << name << "=" << count;
   t << "\n  event counts:";
   for (const auto& [count, n] : s.at("event_counts").items()) t << " " << count << ":" << n;
-  t << "\n  nominal trajectory: " << s.at("nominal").at("n_events") << " events; topology changed in "
-    << fixed(100.0 * s.at("topology_change_fraction").get<double>()) << " % of samples\n";
+  t << "\n  nominal trajectory: " << s.at("nominal").at("n_events") << " events; event count differs in "
+    << fixed(100.0 * s.at("event_count_change_fraction").get<double>()) << " % of samples\n";
   for (const auto& [name, o] : s.at("objectives").items()) {
     t << "  " << name << ": mean " << fixed(o.at("mean")) << " +- " << fixed(o.at("std_error")) << " (sd "
       << fixed(o.at("sd")) << ", n " << o.at("n");
@@ -91,8 +111,7 @@ std::string summary_text(const json& s, const std::string& dir) {
     if (o.contains("q05")) t << ", 5-95 %: [" << fixed(o.at("q05")) << ", " << fixed(o.at("q95")) << "]";
     t << "\n";
     if (o.contains("gradient"))
-      for (const auto& [param, g] : o.at("gradient").items())
-        t << "    d/d" << param << ": " << fixed(g.at("mean")) << " +- " << fixed(g.at("std_error")) << "\n";
+      for (const auto& [param, g] : o.at("gradient").items()) t << gradient_text(param, g);
     if (o.contains("sobol"))
       for (const auto& [param, si] : o.at("sobol").items())
         t << "    Sobol " << param << ": S1 " << fixed(si.at("S1")) << " +- " << fixed(si.at("S1_conf")) << ", ST "
@@ -130,14 +149,16 @@ void write_outputs(const sweep::StudyResult& result, const std::string& dir, con
   if (print) std::cout << summary_text(summary, dir);
 }
 
-// One line per accepted iterate: iteration, design, E[L], sd[L], |projected gradient|_inf, topology change.
+// One line per accepted iterate: iteration, design, E[L], sd[L], |projected gradient|_inf and its
+// estimator, the share of samples near a discontinuity of L.
 std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::string>& names) {
   std::ostringstream t;
   const sweep::DesignPoint& p = it.point;
   t << "  iteration " << it.iteration << ":";
   for (std::size_t d = 0; d < names.size(); ++d) t << " " << names[d] << "=" << fixed(p.design[d]);
   t << "  mean " << fixed(p.mean) << "  sd " << fixed(p.sd) << "  |grad| " << fixed(p.projected_gradient_norm)
-    << "  topology changed " << fixed(100.0 * p.topology_change_fraction) << " %";
+    << " (" << sweep::estimator_name(p.estimator) << ")  discontinuous near "
+    << fixed(100.0 * p.discontinuity_fraction) << " %";
   if (p.n_undefined > 0) t << "  (undefined in " << p.n_undefined << ")";
   t << "  [" << it.evaluations << " sweeps]\n";
   return t.str();

@@ -13,6 +13,7 @@
 
 #include "saltation/errors.hpp"
 #include "saltation/io/json_object.hpp"
+#include "saltation/sweep/gradient_estimate.hpp"
 
 namespace saltation::sweep {
 
@@ -41,9 +42,10 @@ void check_settings(const RobustDesignSettings& s, const Study& study, const Mod
   if (s.objective < 0 || s.objective >= static_cast<int>(study.objectives.size()))
     throw InvalidInput("optimize.objective", -1, "is not an objective of the study");
   const Objective& objective = study.objectives[s.objective];
-  if (!objective.differentiable())
+  if (!objective.differentiable() && objective.gradient != GradientEstimator::corrected)
     throw InvalidInput("optimize.objective", -1,
-                       "\"" + objective.name + "\" is piecewise constant: it has no gradient to descend");
+                       "\"" + objective.name +
+                           "\" is piecewise constant and its gradient is pathwise (0): give it \"gradient\": \"corrected\"");
   if (!(s.lambda >= 0.0) || !std::isfinite(s.lambda)) throw InvalidInput("optimize.lambda", -1, "must be a number >= 0");
   if (s.lower.size() != design.size() || s.upper.size() != design.size())
     throw InvalidInput("optimize.bounds", -1, "needs one lower and one upper bound per design parameter");
@@ -141,7 +143,14 @@ class DesignObjective {
     p.design = design;
     p.n_undefined = summary.n_non_finite();
     p.n_defined = summary.n_samples() - p.n_undefined;
-    p.topology_change_fraction = total.outcomes().moments().mean(2);
+    // dE[L]/dtheta as the objective's estimator gives it (the boundary-corrected one where L jumps
+    // at t_final); the spread's term Cov(L, dL/dtheta) stays pathwise.
+    const ObjectiveColumns columns = objective_columns(e.study.header, settings_.objective);
+    const ObjectiveGradient mean_gradient = objective_gradient(summary, columns, nullptr, 0.0);
+    p.estimator = mean_gradient.estimator;
+    p.discontinuity_fraction = 0.0;
+    for (const ParameterGradient& g : mean_gradient.parameters)
+      p.discontinuity_fraction = std::max(p.discontinuity_fraction, g.discontinuity.mean);
     if (p.n_defined < 2) {
       p.value = std::numeric_limits<double>::quiet_NaN();
       return e;
@@ -151,11 +160,11 @@ class DesignObjective {
     p.std_error = m.standard_error(0);
     p.value = p.mean + settings_.lambda * p.sd;
     // d sd / dtheta = d Var / dtheta / (2 sd) = Cov(L, dL/dtheta) / sd; without spread it is 0.
-    const bool sd_term = settings_.lambda > 0.0 && p.sd > 0.0;
+    const bool sd_term = settings_.lambda > 0.0 && p.sd > 0.0 && columns.pathwise;
     p.projected_gradient_norm = 0.0;
     for (std::size_t d = 0; d < design_.size(); ++d) {
       const int column = 1 + static_cast<int>(d);
-      const double g = m.mean(column) + (sd_term ? settings_.lambda * m.covariance(0, column) / p.sd : 0.0);
+      const double g = mean_gradient.chosen(d).mean + (sd_term ? settings_.lambda * m.covariance(0, column) / p.sd : 0.0);
       p.gradient.push_back(g);
       const double projected = std::clamp(design[d] - g, settings_.lower[d], settings_.upper[d]) - design[d];
       p.projected_gradient_norm = std::max(p.projected_gradient_norm, std::abs(projected));
@@ -352,7 +361,8 @@ json optimization_json(const RobustDesignResult& result, const RobustDesignSetti
                        {"std_error", p.std_error},
                        {"gradient", by_name(p.gradient)},
                        {"projected_gradient_norm", p.projected_gradient_norm},
-                       {"topology_change_fraction", p.topology_change_fraction},
+                       {"gradient_estimator", estimator_name(p.estimator)},
+                       {"discontinuity_fraction", p.discontinuity_fraction},
                        {"n_defined", p.n_defined},
                        {"n_undefined", p.n_undefined}});
   }

@@ -1,6 +1,7 @@
 #include "saltation/sweep/study.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -15,6 +16,8 @@
 #include "saltation/io/json_object.hpp"
 #include "saltation/io/npy.hpp"
 #include "saltation/status.hpp"
+#include "saltation/sweep/boundary.hpp"
+#include "saltation/sweep/gradient_estimate.hpp"
 
 namespace saltation::sweep {
 
@@ -91,6 +94,11 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
       if (wanted == status_name(static_cast<Status>(s))) ob.status = s;
     if (ob.status < 0) throw InvalidInput(o.path("status"), -1, "\"" + wanted + "\" is not a status name (docs/schema.md)");
   }
+  const std::string gradient = o.choice("gradient", {"pathwise", "corrected"}, "corrected");
+  ob.gradient = gradient == "corrected" ? GradientEstimator::corrected : GradientEstimator::pathwise;
+  ob.bandwidth = o.number("bandwidth", 0.0);
+  if (o.has("bandwidth") && !(std::isfinite(ob.bandwidth) && ob.bandwidth > 0.0))
+    throw InvalidInput(o.path("bandwidth"), -1, "must be a positive time (the boundary kernel's width, docs/sweep.md)");
   o.reject_unknown("an objective");
   return ob;
 }
@@ -219,7 +227,21 @@ bool user_differentiable(const Study& study, const std::vector<std::size_t>& inp
   return true;
 }
 
-constexpr int kOutcomes = 3;  // status, n_events, topology_changed
+constexpr int kOutcomes = 3;  // status, n_events, event_count_changed (against the nominal trajectory)
+
+// A study with design parameters records every event of its trajectories (times, states and their
+// derivatives): the boundary terms and discontinuity diagnostics are read from them (boundary.hpp).
+bool records_events(const Study& study) { return !study.design_parameters().empty(); }
+
+// The width of objective o's summary (built-in objectives first, then the user objectives): its
+// value, its design derivatives when it has them, and with records, for a built-in objective,
+// the kernel terms z_d and the discontinuity indicators near_d (gradient_estimate.hpp's columns).
+int summary_width(const Study& study, const std::vector<std::vector<std::size_t>>& users, std::size_t o) {
+  const int n_design = static_cast<int>(study.design_parameters().size());
+  if (o >= study.objectives.size())
+    return 1 + (user_differentiable(study, users[o - study.objectives.size()]) ? n_design : 0);
+  return 1 + gradient_width(study.objectives[o], n_design) + (records_events(study) ? 2 * n_design : 0);
+}
 
 HistogramRange padded_range(double low, double high, std::uint32_t bins) {
   if (!(std::isfinite(low) && std::isfinite(high))) return {0.0, 1.0, bins};
@@ -232,12 +254,14 @@ HistogramRange padded_range(double low, double high, std::uint32_t bins) {
 // and the memory of a study stays the same however many samples it has.
 constexpr std::uint64_t kMaxChunkSamples = 65536;
 
-// Host and device bytes one trajectory of the batch takes: its parameters and its observation
-// (status, n_events and the objective rows).
-std::uint64_t bytes_per_observed_trajectory(const ModelInfo& info, const Study& study, int n_design) {
-  const std::uint64_t P = info.P;
+// Host and device bytes one trajectory of the batch takes: its parameters, its observation
+// (status, n_events and the objective rows) and, with records, every event and derivative.
+std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Study& study, int n_design, int capacity) {
+  const std::uint64_t N = info.N, P = info.P, C = capacity;
   const std::uint64_t outputs = value_row(study, study.objectives.size(), n_design);
-  return 8 * P + 4 + 4 + 8 * outputs;
+  const std::uint64_t observed = 8 * P + 4 + 4 + 8 * outputs;
+  if (!records_events(study)) return observed;
+  return observed + 4 + 8 + 8 * N + 4 + C * (8 + 4 + 4 + 16 * N) + 8 * N * P + 8 * C * P + 8 * C * N * P;
 }
 
 }  // namespace
@@ -292,8 +316,19 @@ Study parse_study(const json& j, const ModelInfo& info) {
     throw InvalidInput("sobol_resamples", -1, "must be in [0, 10000]");
   if (s.sobol && count_factors(s.parameters.data(), static_cast<std::uint32_t>(s.parameters.size())) == 0)
     throw InvalidInput("sobol", -1, "needs at least one sampled parameter");
+  if (top.has("gradient_check")) {
+    const io::JsonObject check = top.object("gradient_check");
+    s.gradient_check_delta = check.number("delta");
+    if (!(std::isfinite(s.gradient_check_delta) && s.gradient_check_delta > 0.0))
+      throw InvalidInput(check.path("delta"), -1, "must be a positive step of the design parameters");
+    check.reject_unknown("gradient_check (delta)");
+    if (s.design_parameters().empty())
+      throw InvalidInput("gradient_check", -1, "needs a design parameter ({\"design\": value}) to differentiate by");
+  }
   if (top.has("optimize")) top.raw("optimize");  // read by parse_robust_design (robust_design.hpp)
-  top.reject_unknown("a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples, sampling)");
+  top.reject_unknown(
+      "a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples, sampling, "
+      "gradient_check, optimize)");
   return s;
 }
 
@@ -307,26 +342,32 @@ StudyAccumulator::StudyAccumulator(const Study& study, int capacity, const std::
                          {-0.5, 1.5, 2}};
   outcomes_.emplace_back(outcomes);
   const int n_design = static_cast<int>(study.design_parameters().size());
+  const auto users = user_inputs(study);
+  const std::size_t n_objectives = study.objectives.size() + users.size();
   std::size_t next = 0;
-  std::vector<int> widths;
-  for (const Objective& o : study.objectives) widths.push_back(1 + gradient_width(o, n_design));
-  for (const auto& inputs : user_inputs(study)) widths.push_back(1 + (user_differentiable(study, inputs) ? n_design : 0));
-  for (int width : widths) {
+  for (std::size_t o = 0; o < n_objectives; ++o) {
     SummaryOptions so;
-    so.n_outputs = width;
+    so.n_outputs = summary_width(study, users, o);
     so.histograms.assign(ranges.begin() + next, ranges.begin() + next + so.n_outputs);
     next += so.n_outputs;
     objectives_.emplace_back(so);
   }
+  // The referee's pairs L(theta + delta e_d), L(theta - delta e_d): moments only.
+  if (study.gradient_check_delta > 0.0) {
+    SummaryOptions so;
+    so.n_outputs = 2 * n_design;
+    referee_.assign(n_objectives, OutputSummary(so));
+  }
   if (study.sobol) {
     const int k = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size())));
-    for (std::size_t o = 0; o < widths.size(); ++o) sobol_.emplace_back(k, study.seed, study.sobol_resamples);
+    sobol_.assign(n_objectives, SobolAccumulator(k, study.seed, study.sobol_resamples));
   }
 }
 
 int StudyAccumulator::input_width() const {
   int w = outcomes().input_width();
   for (const auto& o : objectives_) w += o.input_width();
+  for (const auto& r : referee_) w += r.input_width();
   for (const auto& s : sobol_) w += s.input_width();
   return w;
 }
@@ -338,6 +379,10 @@ void StudyAccumulator::add(std::uint64_t index, const double* values) {
     o.add(index, values);
     values += o.input_width();
   }
+  for (auto& r : referee_) {
+    r.add(index, values);
+    values += r.input_width();
+  }
   for (auto& s : sobol_) {
     s.add(index, values);
     values += s.input_width();
@@ -347,20 +392,23 @@ void StudyAccumulator::add(std::uint64_t index, const double* values) {
 void StudyAccumulator::merge(const StudyAccumulator& later) {
   outcomes_.front().merge(later.outcomes_.front());
   for (std::size_t o = 0; o < objectives_.size(); ++o) objectives_[o].merge(later.objectives_[o]);
+  for (std::size_t o = 0; o < referee_.size(); ++o) referee_[o].merge(later.referee_[o]);
   for (std::size_t o = 0; o < sobol_.size(); ++o) sobol_[o].merge(later.sobol_[o]);
 }
 
 json StudyAccumulator::to_json() const {
-  json objectives = json::array(), sobol = json::array();
+  json objectives = json::array(), referee = json::array(), sobol = json::array();
   for (const auto& o : objectives_) objectives.push_back(o.to_json());
+  for (const auto& r : referee_) referee.push_back(r.to_json());
   for (const auto& s : sobol_) sobol.push_back(s.to_json());
-  return {{"outcomes", outcomes().to_json()}, {"objectives", objectives}, {"sobol", sobol}};
+  return {{"outcomes", outcomes().to_json()}, {"objectives", objectives}, {"referee", referee}, {"sobol", sobol}};
 }
 
 StudyAccumulator StudyAccumulator::from_json(const json& j) {
   StudyAccumulator a;
   a.outcomes_.push_back(OutputSummary::from_json(j.at("outcomes")));
   for (const auto& o : j.at("objectives")) a.objectives_.push_back(OutputSummary::from_json(o));
+  for (const auto& r : j.at("referee")) a.referee_.push_back(OutputSummary::from_json(r));
   for (const auto& s : j.at("sobol")) a.sobol_.push_back(SobolAccumulator::from_json(s));
   return a;
 }
@@ -395,9 +443,48 @@ class Sampler {
   std::optional<ScrambledSobol> sobol_;
 };
 
+// The observation of `specs` from full records: the objective observer's own hooks replayed over
+// each recorded trajectory, so the values are bit for bit those observe() writes. The observer
+// reads states through core::entry<N>, which takes any N at least the model's: states are padded.
+constexpr int kReplayStates = 64;
+
+Observation replay_observation(const Result& r, std::vector<ObjectiveSpec> specs, std::vector<int> design) {
+  if (r.N > kReplayStates)
+    throw InvalidInput("model", -1, "a study with design parameters handles models of at most " +
+                                        std::to_string(kReplayStates) + " states");
+  Observation obs(r.n, std::move(specs), std::move(design));
+  const ObservationView view = obs.view();
+  std::array<double, kReplayStates> q_minus{}, q_plus{}, dq{}, qf{};
+  for (std::size_t i = 0; i < r.n; ++i) {
+    const core::ObjectiveObserver observer(view, i);
+    const int recorded = std::min(r.n_events[i], r.C);
+    for (int c = 0; c < recorded; ++c) {
+      for (int k = 0; k < r.N; ++k) q_minus[k] = r.event_q(i, c, k), q_plus[k] = r.event_q_plus(i, c, k);
+      observer.event<kReplayStates>(c, r.event_time(i, c), r.ev_guard[r.shape().at(c, i)], q_minus.data(), q_plus.data());
+      if (!r.sensitivities) continue;
+      for (int p = 0; p < r.P; ++p) {
+        for (int k = 0; k < r.N; ++k) dq[k] = r.event_dq(i, c, k, p);
+        observer.event_column<kReplayStates>(c, p, r.event_dt(i, c, p), q_minus.data(), dq.data());
+      }
+    }
+    if (r.sensitivities)
+      for (int k = 0; k < r.N; ++k)
+        for (int p = 0; p < r.P; ++p) observer.final_dq(k, p, r.dqf_of(i, k, p));
+    for (int k = 0; k < r.N; ++k) qf[k] = r.qf_of(i, k);
+    observer.finish<kReplayStates>(r.status_of(i), r.t_end[i], qf.data(), r.n_events[i]);
+  }
+  return obs;
+}
+
+// A chunk's trajectories: their observation and, when the study records events, their records.
+struct Trajectories {
+  Observation obs;
+  Result record;
+};
+
 // The rows of one chunk and what becomes of them: parameters drawn from the counter-based streams,
-// one observed solve (each trajectory reduced to its objectives on the fly), folded into the SoA
-// outputs the block tree consumes.
+// one solve (each trajectory reduced to its objectives on the fly, or recorded when the study
+// needs its events), folded into the SoA outputs the block tree consumes.
 struct Evaluator {
   const AnyModel& model;
   const Study& study;
@@ -406,86 +493,108 @@ struct Evaluator {
   std::vector<int> design;
   int n_factors = 0;
   int nominal_events = 0;
+  std::vector<double> bandwidths;  // per built-in objective, with records (run_pilot)
   Sampler sampler{study};
+  std::vector<std::vector<std::size_t>> users = user_inputs(study);
 
-  int rows_per_sample() const { return study.sobol ? n_factors + 2 : 1; }
+  int saltelli_rows() const { return study.sobol ? n_factors + 2 : 1; }
+  int referee_rows() const { return study.gradient_check_delta > 0.0 ? 2 * n_design() : 0; }
+  int rows_per_sample() const { return saltelli_rows() + referee_rows(); }
+  bool records() const { return records_events(study); }
 
   int n_design() const { return static_cast<int>(design.size()); }
   int value_row(std::size_t o) const { return sweep::value_row(study, o, n_design()); }
+  std::size_t n_objectives() const { return study.objectives.size() + users.size(); }
 
-  // What the accumulators take per batch row: each objective's value and design derivatives,
-  // the built-in objectives as observed, then the user objectives by the chain rule.
-  std::vector<std::vector<std::size_t>> users = user_inputs(study);
+  // What the accumulators take per sample: each objective's summary columns (summary_width).
   int objective_width() const {
-    int w = value_row(study.objectives.size());
-    for (const auto& inputs : users) w += 1 + (user_differentiable(study, inputs) ? n_design() : 0);
+    int w = 0;
+    for (std::size_t o = 0; o < n_objectives(); ++o) w += summary_width(study, users, o);
     return w;
   }
-  // The offset of objective o's value (built-in ones first) in objective_rows().
-  std::vector<int> value_offsets() const {
-    std::vector<int> out;
-    for (std::size_t o = 0; o < study.objectives.size(); ++o) out.push_back(value_row(o));
-    int next = value_row(study.objectives.size());
-    for (const auto& inputs : users) {
-      out.push_back(next);
-      next += 1 + (user_differentiable(study, inputs) ? n_design() : 0);
+  // Batch row b's columns of every objective's summary: a built-in objective's value and design
+  // derivatives as observed, then with records its boundary terms; the user objectives by the
+  // chain rule.
+  void objective_rows(const Trajectories& t, std::size_t b, double* out) const {
+    for (std::size_t o = 0; o < study.objectives.size(); ++o) {
+      const int observed = 1 + gradient_width(study.objectives[o], n_design());
+      for (int r = 0; r < observed; ++r) *out++ = t.obs.value(b, value_row(o) + r);
+      if (!records()) continue;
+      boundary_terms(t.record, b, study.objectives[o], design, options.t_final, bandwidths[o], out, out + n_design());
+      out += 2 * n_design();
     }
-    return out;
-  }
-  void objective_rows(const Observation& obs, std::size_t b, double* out) const {
-    const int observed = value_row(study.objectives.size());
-    for (int r = 0; r < observed; ++r) out[r] = obs.value(b, r);
-    double* next = out + observed;
-    std::vector<double> y, df_dy;
+    std::vector<double> df_dy;
     for (std::size_t u = 0; u < users.size(); ++u) {
       const auto& inputs = users[u];
-      y.resize(inputs.size());
-      df_dy.assign(inputs.size(), 0.0);
-      for (std::size_t j = 0; j < inputs.size(); ++j) y[j] = obs.value(b, value_row(inputs[j]));
-      *next++ = study.user_objectives[u].f(y.data(), df_dy.data());
+      *out++ = user_value(t.obs, b, u, df_dy);
       if (!user_differentiable(study, inputs)) continue;
       for (int d = 0; d < n_design(); ++d) {
         double g = 0.0;
-        for (std::size_t j = 0; j < inputs.size(); ++j) g += df_dy[j] * obs.value(b, value_row(inputs[j]) + 1 + d);
-        *next++ = g;
+        for (std::size_t j = 0; j < inputs.size(); ++j) g += df_dy[j] * t.obs.value(b, value_row(inputs[j]) + 1 + d);
+        *out++ = g;
       }
     }
   }
+  // User objective u's value at batch row b; its derivatives by its inputs in df_dy.
+  double user_value(const Observation& obs, std::size_t b, std::size_t u, std::vector<double>& df_dy) const {
+    const auto& inputs = users[u];
+    std::vector<double> y(inputs.size());
+    df_dy.assign(inputs.size(), 0.0);
+    for (std::size_t j = 0; j < inputs.size(); ++j) y[j] = obs.value(b, value_row(inputs[j]));
+    return study.user_objectives[u].f(y.data(), df_dy.data());
+  }
+  // Objective o's value at batch row b (built-in objectives first).
+  double value(const Observation& obs, std::size_t b, std::size_t o) const {
+    std::vector<double> df_dy;
+    return o < study.objectives.size() ? obs.value(b, value_row(o)) : user_value(obs, b, o - study.objectives.size(), df_dy);
+  }
 
   // Observes samples [first, first + count): row r of sample i at batch index r * count + i, r the
-  // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f).
-  Observation observe(std::uint64_t first, std::uint64_t count) const {
+  // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f), then the referee's
+  // rows saltelli_rows() + 2 d (+ 1): row A with design parameter d moved by + (-) delta.
+  Trajectories observe(std::uint64_t first, std::uint64_t count) const {
     const int P = model.info().P;
-    const int rows = rows_per_sample();
-    Batch batch(count * rows, P);
+    Batch batch(count * rows_per_sample(), P);
     std::vector<double> theta(P);
-    for (int r = 0; r < rows; ++r)
+    for (int r = 0; r < rows_per_sample(); ++r)
       for (std::uint64_t i = 0; i < count; ++i) {
-        sampler.row(first + i, static_cast<std::uint32_t>(r), theta.data());
+        const int referee = r - saltelli_rows();
+        sampler.row(first + i, static_cast<std::uint32_t>(referee < 0 ? r : 0), theta.data());
         for (int p = 0; p < P; ++p) batch.at(r * count + i, p) = theta[p];
+        if (referee >= 0)
+          batch.at(r * count + i, design[referee / 2]) += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
       }
     std::vector<ObjectiveSpec> specs;
     for (const Objective& o : study.objectives) specs.push_back(spec_of(o));
-    return model.observe(batch, options, std::move(specs), design, backend);
+    Trajectories t;
+    if (!records()) {
+      t.obs = model.observe(batch, options, std::move(specs), design, backend);
+      return t;
+    }
+    t.record = model.solve(batch, options, backend);
+    t.obs = replay_observation(t.record, std::move(specs), design);
+    return t;
   }
 
-  // The block tree's inputs of samples [first, first + count) from their observations.
-  void fold(const Observation& obs, std::uint64_t count, double* out) const {
-    const int width = objective_width();
-    const std::vector<int> offsets = value_offsets();
-    std::vector<double> rows(static_cast<std::size_t>(rows_per_sample()) * width);  // per Saltelli matrix
+  // The block tree's inputs of samples [first, first + count) from their trajectories, in the
+  // accumulator's order: outcomes, objectives, the referee's pairs, the Sobol rows.
+  void fold(const Trajectories& t, std::uint64_t count, double* out) const {
+    std::vector<double> rows(objective_width());
     std::size_t row = 0;
-    auto put = [&](std::uint64_t i, double v) { out[row * count + i] = v; };
+    auto put = [&](std::uint64_t i, double v) { out[row++ * count + i] = v; };
     for (std::uint64_t i = 0; i < count; ++i) {
       row = 0;
-      put(i, obs.status[i]), ++row;
-      put(i, obs.n_events[i]), ++row;
-      put(i, obs.n_events[i] != nominal_events ? 1.0 : 0.0), ++row;
-      for (int r = 0; r < rows_per_sample(); ++r) objective_rows(obs, r * count + i, rows.data() + r * width);
-      for (int output = 0; output < width; ++output) put(i, rows[output]), ++row;
+      put(i, t.obs.status[i]);
+      put(i, t.obs.n_events[i]);
+      put(i, t.obs.n_events[i] != nominal_events ? 1.0 : 0.0);
+      objective_rows(t, i, rows.data());
+      for (double v : rows) put(i, v);
+      if (referee_rows() > 0)
+        for (std::size_t o = 0; o < n_objectives(); ++o)
+          for (int r = saltelli_rows(); r < rows_per_sample(); ++r) put(i, value(t.obs, r * count + i, o));
       if (study.sobol)
-        for (int offset : offsets)
-          for (int r = 0; r < rows_per_sample(); ++r) put(i, rows[r * width + offset]), ++row;
+        for (std::size_t o = 0; o < n_objectives(); ++o)
+          for (int r = 0; r < saltelli_rows(); ++r) put(i, value(t.obs, r * count + i, o));
     }
   }
 };
@@ -565,38 +674,49 @@ class PerSampleFiles {
   std::size_t row_stride_ = 0;
 };
 
-// What a merge checks: the study, its options (not the thread count), the nominal trajectory.
-json study_header(const ModelInfo& info, const Study& study, const Options& options, const Batch& nominal_row,
-                  const Observation& nominal) {
+// What a merge checks: the study, its options (not the thread count), the nominal trajectory, and
+// what the pilot fixed (each objective's estimator and bandwidth).
+json study_header(const Evaluator& ev, const Batch& nominal_row, const Observation& nominal) {
+  const ModelInfo& info = ev.model.info();
+  const Study& study = ev.study;
   // The thread count never changes a result: left out, so shards run with different --threads merge.
-  json options_json = io::options_to_json(options);
+  json options_json = io::options_to_json(ev.options);
   options_json.erase("threads");
   json parameters = json::object();
   for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
   json objectives = json::array();
-  for (const Objective& o : study.objectives) objectives.push_back(objective_json(o, info));
+  for (std::size_t o = 0; o < study.objectives.size(); ++o) {
+    objectives.push_back(objective_json(study.objectives[o], info));
+    if (!ev.records()) continue;
+    objectives.back()["gradient"] = estimator_name(study.objectives[o].gradient);
+    objectives.back()["bandwidth"] = ev.bandwidths[o];
+  }
   for (const UserObjective& u : study.user_objectives) objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
   std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
-  return {{"model", info.name},
-          {"config", info.config},
-          {"state_names", info.state_names},
-          {"param_names", info.param_names},
-          {"options", options_json},
-          {"parameters", parameters},
-          {"objectives", objectives},
-          {"samples", study.samples},
-          {"seed", study.seed},
-          {"sobol", study.sobol},
-          {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
-          {"block_size", study.block_size},
-          {"nominal", {{"theta", nominal_theta},
-                       {"status", status_name(static_cast<Status>(nominal.status[0]))},
-                       {"n_events", nominal.n_events[0]}}}};
+  json header = {{"model", info.name},
+                 {"config", info.config},
+                 {"state_names", info.state_names},
+                 {"param_names", info.param_names},
+                 {"options", options_json},
+                 {"parameters", parameters},
+                 {"objectives", objectives},
+                 {"samples", study.samples},
+                 {"seed", study.seed},
+                 {"sobol", study.sobol},
+                 {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
+                 {"block_size", study.block_size},
+                 {"nominal", {{"theta", nominal_theta},
+                              {"status", status_name(static_cast<Status>(nominal.status[0]))},
+                              {"n_events", nominal.n_events[0]}}}};
+  if (study.gradient_check_delta > 0.0) header["gradient_check"] = {{"delta", study.gradient_check_delta}};
+  return header;
 }
 
-}  // namespace
+// ---- run_study's steps
 
-StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run) {
+// The evaluator of a checked study: the design parameters, the options of its solves
+// (sensitivities whenever there is something to differentiate by).
+Evaluator make_evaluator(const AnyModel& model, const Study& study, const StudyRun& run) {
   const ModelInfo& info = model.info();
   if (static_cast<int>(study.parameters.size()) != info.P)
     throw InvalidInput("parameters", -1, "the study has " + std::to_string(study.parameters.size()) +
@@ -605,80 +725,101 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
     throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
   Evaluator ev{model, study, study.options, resolve_backend(run.backend), study.design_parameters()};
   ev.n_factors = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(info.P)));
-  bool gradients = false;
-  for (const Objective& o : study.objectives) gradients = gradients || (o.differentiable() && !ev.design.empty());
-  ev.options.sensitivities = gradients;
+  ev.options.sensitivities = !ev.design.empty();
   ev.options.mark_invalid_rows = true;
   ev.options = normalize_options(ev.options);
+  return ev;
+}
 
-  // The nominal trajectory: design values, sampled parameters at their means.
-  Batch nominal_row(1, info.P);
-  for (int p = 0; p < info.P; ++p) nominal_row.at(0, p) = mean_of(study.parameters[p]);
-  Options nominal_options = ev.options;
-  nominal_options.sensitivities = false;
-  const Observation nominal = model.observe(nominal_row, nominal_options, {}, {}, ev.backend);
-  ev.nominal_events = nominal.n_events[0];
+// The nominal trajectory's row: design values, sampled parameters at their means.
+Batch nominal_row(const Study& study, int P) {
+  Batch row(1, P);
+  for (int p = 0; p < P; ++p) row.at(0, p) = mean_of(study.parameters[p]);
+  return row;
+}
 
-  // Histogram ranges from the pilot samples 0 .. pilot - 1, the same for every shard and chunking.
-  const std::uint64_t pilot = std::min(study.pilot_samples, study.samples);
+// The pilot, samples 0 .. pilot - 1 (the same for every shard, chunking and rank), fixes the
+// boundary kernels' bandwidths (into ev) and returns the histogram ranges of every output.
+std::vector<HistogramRange> run_pilot(Evaluator& ev) {
+  Study plain_study = ev.study;
+  plain_study.sobol = false;
+  plain_study.gradient_check_delta = 0.0;
+  Evaluator plain{ev.model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
+  const std::uint64_t pilot = std::min(ev.study.pilot_samples, ev.study.samples);
+  const Trajectories t = plain.observe(0, pilot);
+  if (ev.records())
+    for (const Objective& o : ev.study.objectives)
+      ev.bandwidths.push_back(o.bandwidth > 0.0 ? o.bandwidth
+                                                : pilot_bandwidth(t.record, o, ev.options.t_final, ev.study.samples));
+  plain.bandwidths = ev.bandwidths;
+  const int width = plain.objective_width();
+  std::vector<double> rows(static_cast<std::size_t>(pilot) * width);
+  for (std::uint64_t i = 0; i < pilot; ++i) plain.objective_rows(t, i, rows.data() + i * width);
   std::vector<HistogramRange> ranges;
-  {
-    Study plain_study = study;
-    plain_study.sobol = false;
-    const Evaluator plain{model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
-    const Observation obs = plain.observe(0, pilot);
-    const int width = plain.objective_width();
-    std::vector<double> rows(static_cast<std::size_t>(pilot) * width);
-    for (std::uint64_t i = 0; i < pilot; ++i) plain.objective_rows(obs, i, rows.data() + i * width);
-    for (int output = 0; output < width; ++output) {
-      double low = HUGE_VAL, high = -HUGE_VAL;
-      for (std::uint64_t i = 0; i < pilot; ++i) {
-        const double v = rows[i * width + output];
-        if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
-      }
-      ranges.push_back(padded_range(low, high, 64));
+  for (int output = 0; output < width; ++output) {
+    double low = HUGE_VAL, high = -HUGE_VAL;
+    for (std::uint64_t i = 0; i < pilot; ++i) {
+      const double v = rows[i * width + output];
+      if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
     }
+    ranges.push_back(padded_range(low, high, 64));
   }
+  return ranges;
+}
 
-  const StudyAccumulator empty(study, ev.options.event_capacity, ranges);
-  const BlockLayout layout{study.samples, study.block_size};
-  const std::uint64_t n_blocks = layout.n_blocks();
+// The blocks this shard runs: its share of the layout, after the kept partial's when resuming
+// (checked to belong to this study: same header).
+BlockRange shard_blocks(const Study& study, const StudyRun& run, const json& header) {
+  const std::uint64_t n_blocks = BlockLayout{study.samples, study.block_size}.n_blocks();
   BlockRange blocks{n_blocks * run.shard / run.n_shards, n_blocks * (run.shard + 1) / run.n_shards};
   if (blocks.first >= blocks.end)
     throw InvalidInput("shard", -1, "shard " + std::to_string(run.shard) + " of " + std::to_string(run.n_shards) +
                                         " has no samples: " + std::to_string(n_blocks) + " blocks of " +
                                         std::to_string(study.block_size) + " samples; use fewer shards");
-  StudyResult result;
-  result.header = study_header(info, study, ev.options, nominal_row, nominal);
   if ((run.keep_partial || run.resume) && !run.per_sample_prefix.empty())
     throw InvalidInput("per_sample", -1, "per-sample files cannot be kept from a stopped run or resumed; run without them");
-  if (run.resume) {
-    const BlockRange kept = run.resume->partial.blocks;
-    if (run.resume->header != result.header)
-      throw InvalidInput("resume", -1, "the kept partial belongs to another study: its header (model, parameters, "
-                                       "objectives, options, samples, seed or nominal trajectory) differs");
-    if (kept.first != blocks.first || kept.end < blocks.first || kept.end >= blocks.end)
-      throw InvalidInput("resume", -1, "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
-                                           std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) +
-                                           ", " + std::to_string(blocks.end) + "): nothing of it is left to run after it");
-    blocks.first = kept.end;
-  }
+  if (!run.resume) return blocks;
+  const BlockRange kept = run.resume->partial.blocks;
+  if (run.resume->header != header)
+    throw InvalidInput("resume", -1, "the kept partial belongs to another study: its header (model, parameters, "
+                                     "objectives, options, samples, seed or nominal trajectory) differs");
+  if (kept.first != blocks.first || kept.end < blocks.first || kept.end >= blocks.end)
+    throw InvalidInput("resume", -1, "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
+                                         std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) +
+                                         ", " + std::to_string(blocks.end) + "): nothing of it is left to run after it");
+  blocks.first = kept.end;
+  return blocks;
+}
+
+// Samples per chunk: as many as the memory budget holds, at most kMaxChunkSamples, in whole
+// blocks where the budget allows (those fold in parallel, and on the device).
+std::uint64_t chunk_samples(const Evaluator& ev, const StudyRun& run) {
+  const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
+  const std::uint64_t per_sample =
+      bytes_per_trajectory(ev.model.info(), ev.study, ev.n_design(), ev.options.event_capacity) * ev.rows_per_sample();
+  const std::uint64_t fitting = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
+  const std::uint64_t block = ev.study.block_size;
+  return fitting >= block ? fitting / block * block : fitting;
+}
+
+// Folds the shard's blocks into the tree: one worker (the solver parallelises each chunk itself,
+// and per-sample files stream in order); a chunk's whole blocks fold in parallel, on the device
+// with the CUDA backend, else on the OpenMP threads the solve uses. A run stopped early hands the
+// blocks it completed to run.keep_partial first.
+Partial<StudyAccumulator> fold_shard(const Evaluator& ev, const StudyRun& run, const StudyAccumulator& empty,
+                                     BlockRange blocks, const json& header) {
+  const Study& study = ev.study;
+  const ModelInfo& info = ev.model.info();
+  const BlockLayout layout{study.samples, study.block_size};
   const std::uint64_t first_sample = blocks.first * layout.block_size;
   const std::uint64_t shard_samples = std::min(blocks.end * layout.block_size, study.samples) - first_sample;
-
-  const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
-  const std::uint64_t per_sample = bytes_per_observed_trajectory(info, study, ev.n_design()) * ev.rows_per_sample();
-  const std::uint64_t fitting = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
-  // Whole blocks per chunk where the budget allows: those fold in parallel (and on the device).
-  const std::uint64_t chunk = fitting >= study.block_size ? fitting / study.block_size * study.block_size : fitting;
-
   std::unique_ptr<PerSampleFiles> files;
   if (!run.per_sample_prefix.empty())
     files = std::make_unique<PerSampleFiles>(run.per_sample_prefix, study, info, shard_samples);
   std::uint64_t done = 0;
   auto fill = [&](std::uint64_t first, std::uint64_t count, double* out) {
-    const Observation obs = ev.observe(first, count);
-    ev.fold(obs, count, out);
+    const Trajectories t = ev.observe(first, count);
+    ev.fold(t, count, out);
     if (files) {
       Batch rows(count, info.P);
       std::vector<double> theta(info.P);
@@ -687,38 +828,54 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
         for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
       }
       files->set_theta(rows);
-      files->append(ev, obs, first, count);
+      files->append(ev, t.obs, first, count);
     }
     done += count;
     if (run.progress) run.progress(done, shard_samples);
   };
-  // One worker: the solver parallelises each chunk itself, and per-sample files stream in order.
-  // A chunk's whole blocks are folded in parallel: on the device with the CUDA backend, else by
-  // the OpenMP threads the solve uses.
   const int fold_threads = ev.options.threads > 0 ? ev.options.threads : omp_get_max_threads();
-  const ExecutionPlan plan{chunk, 1, fold_threads};
+  const ExecutionPlan plan{chunk_samples(ev, run), 1, fold_threads};
   // The blocks before `resume`'s end come first: a kept partial and its continuation merge in order.
   auto after_resumed = [&run](Partial<StudyAccumulator> partial) {
     return run.resume ? merge_partials<StudyAccumulator>({run.resume->partial, std::move(partial)}) : partial;
   };
-  Partial<StudyAccumulator> completed;
+  Partial<StudyAccumulator> completed, folded;
   try {
     if (ev.backend == Backend::Cuda)
-      result.partial = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed);
+      folded = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed);
     else
-      result.partial = reduce_blocks(empty, layout, blocks, plan, fill, &completed);
+      folded = reduce_blocks(empty, layout, blocks, plan, fill, &completed);
   } catch (...) {
     if (run.keep_partial && (run.resume || completed.blocks.end > completed.blocks.first)) {
       StudyResult kept;
-      kept.header = result.header;
+      kept.header = header;
       kept.partial = completed.blocks.end > completed.blocks.first ? after_resumed(std::move(completed))
                                                                     : run.resume->partial;
       run.keep_partial(kept);
     }
     throw;
   }
-  result.partial = after_resumed(std::move(result.partial));
   if (files) files->commit();
+  return after_resumed(std::move(folded));
+}
+
+}  // namespace
+
+// The method: the nominal trajectory, the pilot (histogram ranges, bandwidths), the header a
+// merge checks, then this shard's blocks folded into the tree.
+StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run) {
+  Evaluator ev = make_evaluator(model, study, run);
+  const Batch nominal = nominal_row(study, model.info().P);
+  Options nominal_options = ev.options;
+  nominal_options.sensitivities = false;
+  const Observation nominal_outcome = model.observe(nominal, nominal_options, {}, {}, ev.backend);
+  ev.nominal_events = nominal_outcome.n_events[0];
+  const std::vector<HistogramRange> ranges = run_pilot(ev);
+  StudyResult result;
+  result.header = study_header(ev, nominal, nominal_outcome);
+  const BlockRange blocks = shard_blocks(study, run, result.header);
+  const StudyAccumulator empty(study, ev.options.event_capacity, ranges);
+  result.partial = fold_shard(ev, run, empty, blocks, result.header);
   return result;
 }
 
@@ -749,6 +906,46 @@ StudyResult merge_results(const std::vector<StudyResult>& shards) {
   return whole;
 }
 
+namespace {
+
+json estimate_json(const Estimate& e) { return {{"mean", e.mean}, {"std_error", e.std_error}}; }
+
+// Per design parameter: the chosen estimate (mean, std_error, estimator), each estimator that
+// applies, the discontinuity diagnostic and, with a gradient check, the referee and whether it agrees.
+json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, const StudyAccumulator& acc, std::size_t o,
+                   const json& header) {
+  const double delta = header.contains("gradient_check") ? header.at("gradient_check").at("delta").get<double>() : 0.0;
+  const ObjectiveGradient g = objective_gradient(s, columns, acc.referee().empty() ? nullptr : &acc.referee()[o], delta);
+  json out = json::object();
+  std::size_t d = 0;
+  for (const auto& name : header.at("param_names")) {
+    const json& dist = header.at("parameters").at(name.get<std::string>());
+    if (!(dist.is_object() && dist.contains("design"))) continue;
+    const ParameterGradient& p = g.parameters[d];
+    json j = estimate_json(g.chosen(d));
+    j["estimator"] = estimator_name(g.estimator);
+    if (columns.pathwise || columns.jumps_in_value) j["pathwise"] = estimate_json(p.pathwise);
+    if (p.has_boundary) {
+      j["corrected"] = estimate_json(p.corrected);
+      j["discontinuity"] = {{"fraction", p.discontinuity.mean},
+                            {"std_error", p.discontinuity.std_error},
+                            {"boundary_term", p.boundary.mean},
+                            {"boundary_term_std_error", p.boundary.std_error},
+                            {"bandwidth", columns.bandwidth}};
+    }
+    if (p.has_referee) {
+      j["referee"] = estimate_json(p.referee);
+      j["referee"]["delta"] = delta;
+      j["referee"]["agrees"] = g.agrees(d);
+    }
+    out[name.get<std::string>()] = j;
+    ++d;
+  }
+  return out;
+}
+
+}  // namespace
+
 json summary_json(const StudyResult& result) {
   const StudyAccumulator& acc = result.partial.total();
   const json& h = result.header;
@@ -764,11 +961,11 @@ json summary_json(const StudyResult& result) {
   const auto& event_counts = outcomes.histogram(1).counts();
   for (std::size_t c = 0; c < event_counts.size(); ++c)
     if (event_counts[c]) events[std::to_string(c)] = event_counts[c];
-  const double topology_fraction = outcomes.moments().mean(2);
   summary["statuses"] = statuses;
   summary["event_counts"] = events;
-  summary["topology_change_fraction"] = topology_fraction;
-  summary["topology_change_std_error"] = outcomes.moments().standard_error(2);
+  // Whole trajectories, not an objective's discontinuity (that is each gradient's "discontinuity").
+  summary["event_count_change_fraction"] = outcomes.moments().mean(2);
+  summary["event_count_change_std_error"] = outcomes.moments().standard_error(2);
 
   std::vector<std::string> design, factors;
   const auto& names = h.at("param_names");
@@ -790,15 +987,7 @@ json summary_json(const StudyResult& result) {
                             "histogram"})
       if (value.contains(key)) out[key] = value.at(key);
     out["std_error"] = value.at("standard_error");
-    if (s.input_width() > 1) {
-      json gradient = json::object();
-      for (std::size_t d = 0; d < design.size(); ++d) {
-        const json& g = report.at("outputs").at(1 + d);
-        gradient[design[d]] = {{"mean", g.at("mean")}, {"std_error", g.at("standard_error")}};
-      }
-      out["gradient"] = gradient;
-    }
-    out["topology_change_fraction"] = topology_fraction;
+    if (!design.empty()) out["gradient"] = gradient_json(s, objective_columns(h, o), acc, o, h);
     if (!acc.sobol().empty()) {
       const SobolIndices idx = acc.sobol()[o].indices();
       json sobol = json::object();

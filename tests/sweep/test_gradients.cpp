@@ -1,0 +1,209 @@
+// Gradients of expectations across topology changes (docs/sweep.md, "Gradients across topology
+// changes"): the bouncing ball dropped from h0 ~ U(a, b) with the restitution e as the design
+// parameter, whose expectations and their e-derivatives have closed forms. Every estimator must be
+// within 4 standard errors of the closed form where it claims to apply; the discontinuity
+// diagnostic must be 0 where no boundary exists and positive where one does.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "saltation/registry.hpp"
+#include "saltation/sweep/boundary.hpp"
+#include "saltation/sweep/study.hpp"
+
+using namespace saltation;
+using nlohmann::json;
+
+namespace {
+
+const double g = 9.81, T = 3.0, a = 1.0, b = 2.0, e0 = 0.8;
+
+// The ball dropped from h0 at rest: first impact at t1 = sqrt(2 h0 / g) with speed g t1; after
+// impact k it leaves at e^k g t1 and flies 2 e^k t1, so impact n (from 1) comes at t1 S_n(e),
+// S_n = 1 + 2 (e + ... + e^(n-1)). Impact n comes before T when h0 < h_n = (g / 2) (T / S_n)^2.
+double S(int n, double e) {
+  double s = 1.0, p = 1.0;
+  for (int k = 1; k < n; ++k) s += 2.0 * (p *= e);
+  return s;
+}
+double critical_height(int n, double e) { return 0.5 * g * std::pow(T / S(n, e), 2); }
+int impacts(double h0, double e) {
+  int n = 0;
+  while (n < 60 && h0 < critical_height(n + 1, e)) ++n;
+  return n;
+}
+// v(T): after the last impact N the ball left upwards at e^N g t1 and has flown T - t1 S_N.
+double velocity_at_T(double h0, double e) {
+  const double t1 = std::sqrt(2.0 * h0 / g);
+  const int n = impacts(h0, e);
+  return g * (std::pow(e, n) * t1 - (T - t1 * S(n, e)));
+}
+
+// E over h0 ~ U(a, b) of f(h0), f smooth between the critical heights at e: Gauss-Legendre on
+// each smooth piece, exact to rounding for these integrands.
+double expectation(const std::function<double(double)>& f, double e) {
+  static const std::array<double, 5> x = {0.0, 0.5384693101056831, -0.5384693101056831, 0.9061798459386640,
+                                          -0.9061798459386640};
+  static const std::array<double, 5> w = {0.5688888888888889, 0.4786286704993665, 0.4786286704993665,
+                                          0.2369268850561891, 0.2369268850561891};
+  std::vector<double> cuts = {a};
+  for (int n = 1; n < 60; ++n)
+    if (critical_height(n, e) > a && critical_height(n, e) < b) cuts.push_back(critical_height(n, e));
+  cuts.push_back(b);
+  std::sort(cuts.begin(), cuts.end());
+  double sum = 0.0;
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
+    for (int piece = 0; piece < 64; ++piece) {
+      const double lo = cuts[k] + (cuts[k + 1] - cuts[k]) * piece / 64, hi = cuts[k] + (cuts[k + 1] - cuts[k]) * (piece + 1) / 64;
+      for (int q = 0; q < 5; ++q) sum += w[q] * 0.5 * (hi - lo) * f(0.5 * (lo + hi) + 0.5 * (hi - lo) * x[q]);
+    }
+  return sum / (b - a);
+}
+
+// dE[N]/de: the finite sum over the impacts whose critical height lies in (a, b) of
+// P's density 1 / (b - a) times dh_n/de = -2 h_n S_n' / S_n.
+double count_gradient(double e) {
+  double sum = 0.0;
+  for (int n = 1; n < 60; ++n) {
+    const double h = critical_height(n, e);
+    if (!(h > a && h < b)) continue;
+    double dS = 0.0, p = 1.0;
+    for (int k = 1; k < n; ++k) dS += 2.0 * k * p, p *= e;
+    sum += -2.0 * h * dS / S(n, e) / (b - a);
+  }
+  return sum;
+}
+
+// dE[v(T)]/de by a central difference of the quadrature (smooth in e, so exact to ~1e-8).
+double velocity_gradient(double e) {
+  const double step = 1e-5;
+  auto E = [&](double at) { return expectation([&](double h0) { return velocity_at_T(h0, at); }, at); };
+  return (E(e + step) - E(e - step)) / (2.0 * step);
+}
+
+json ball_study(std::uint64_t samples) {
+  json s = json::parse(R"({"model": "bouncing_ball", "config": {"g": 9.81},
+    "options": {"t_final": 3.0, "dt": 0.002, "event_capacity": 16},
+    "parameters": {"h0": {"dist": "uniform", "low": 1.0, "high": 2.0}, "v0": 0.0, "e": {"design": 0.8}},
+    "objectives": [{"name": "bounces", "event_count": true},
+                   {"name": "v", "final_state": "v"},
+                   {"name": "h", "final_state": "h"},
+                   {"name": "t2", "event_time": 1}],
+    "gradient_check": {"delta": 0.002},
+    "seed": 11})");
+  s["samples"] = samples;
+  return s;
+}
+
+json run_summary(const json& study_json) {
+  sweep::StudyRun run;
+  run.backend = Backend::Cpu;
+  const io::ModelChoice choice = io::parse_model_choice(study_json);
+  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  return sweep::summary_json(sweep::run_study(model, sweep::parse_study(study_json, model.info()), run));
+}
+
+// |estimate - exact| <= 4 standard errors.
+void expect_within(const json& estimate, double exact, const std::string& what) {
+  const double mean = estimate.at("mean").get<double>(), se = estimate.at("std_error").get<double>();
+  EXPECT_GT(se, 0.0) << what;
+  EXPECT_LE(std::abs(mean - exact), 4.0 * se) << what << ": " << mean << " +- " << se << ", closed form " << exact;
+}
+
+}  // namespace
+
+TEST(Gradients, BoundaryKernelIntegratesToOneWithNoFirstMoment) {
+  const double h = 0.3;
+  double zeroth = 0.0, first = 0.0;
+  const int n = 100000;
+  for (int k = 0; k < n; ++k) {
+    const double m = (k + 0.5) * h / n;
+    zeroth += sweep::boundary_kernel(m, h) * h / n;
+    first += m * sweep::boundary_kernel(m, h) * h / n;
+  }
+  EXPECT_NEAR(zeroth, 1.0, 1e-9);
+  EXPECT_NEAR(first, 0.0, 1e-9);
+  EXPECT_EQ(sweep::boundary_kernel(-1e-12, h), 0.0);
+  EXPECT_EQ(sweep::boundary_kernel(h, h), 0.0);
+}
+
+// The closed forms themselves, against a direct count at a few heights.
+TEST(Gradients, ClosedFormsAreConsistent) {
+  EXPECT_EQ(impacts(1.5, e0), 4);  // the nominal ball
+  const double t1 = std::sqrt(2.0 * 1.5 / g);
+  EXPECT_LT(t1 * S(4, e0), T);
+  EXPECT_GT(t1 * S(5, e0), T);
+  // E[N] by quadrature against the sum of the clamped probabilities P(h0 < h_n).
+  double sum = 0.0;
+  for (int n = 1; n < 60; ++n) sum += std::clamp((critical_height(n, e0) - a) / (b - a), 0.0, 1.0);
+  EXPECT_NEAR(expectation([](double h0) { return impacts(h0, e0); }, e0), sum, 1e-12);
+  // dE[N]/de against a central difference of that sum.
+  auto EN = [](double e) {
+    double s = 0.0;
+    for (int n = 1; n < 60; ++n) s += std::clamp((critical_height(n, e) - a) / (b - a), 0.0, 1.0);
+    return s;
+  };
+  EXPECT_NEAR(count_gradient(e0), (EN(e0 + 1e-6) - EN(e0 - 1e-6)) / 2e-6, 1e-6);
+}
+
+TEST(Gradients, BallEstimatorsAgainstClosedForms) {
+  const json s = run_summary(ball_study(16384));
+  const json& objectives = s.at("objectives");
+
+  // E[N]: piecewise constant, pathwise 0; the boundary-corrected gradient and the referee find the
+  // closed form, a sum over the impacts whose critical height lies in (a, b).
+  const json& bounces = objectives.at("bounces").at("gradient").at("e");
+  const double dN = count_gradient(e0);
+  EXPECT_EQ(bounces.at("estimator"), "corrected");
+  EXPECT_EQ(bounces.at("pathwise").at("mean").get<double>(), 0.0);
+  expect_within(bounces.at("corrected"), dN, "dE[N]/de corrected");
+  expect_within(bounces.at("referee"), dN, "dE[N]/de referee");
+  EXPECT_GT(std::abs(dN), 8.0 * bounces.at("corrected").at("std_error").get<double>()) << "the pathwise 0 is biased";
+  EXPECT_GT(bounces.at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_TRUE(bounces.at("referee").at("agrees").get<bool>());
+
+  // E[v(T)]: jumps by -(1 + e) v- at each impact crossing T; the pathwise gradient misses that.
+  const json& v = objectives.at("v").at("gradient").at("e");
+  const double dv = velocity_gradient(e0);
+  expect_within(v.at("corrected"), dv, "dE[v(T)]/de corrected");
+  expect_within(v.at("referee"), dv, "dE[v(T)]/de referee");
+  EXPECT_GT(v.at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_GT(std::abs(v.at("pathwise").at("mean").get<double>() - dv), 4.0 * v.at("pathwise").at("std_error").get<double>())
+      << "the pathwise gradient of E[v(T)] is biased";
+
+  // h(T) is continuous across an impact (h+ = h- = 0): no discontinuity, corrected = pathwise.
+  const json& h = objectives.at("h").at("gradient").at("e");
+  EXPECT_EQ(h.at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_EQ(h.at("corrected").at("mean"), h.at("pathwise").at("mean"));
+  expect_within(h.at("referee"), h.at("mean").get<double>(), "dE[h(T)]/de referee against pathwise");
+
+  // t2 = t1 (1 + 2e): the second impact exists in every sample, 1.66 s or more before T; nothing
+  // about later bounces moves it. Diagnostic 0, corrected == pathwise == 2 sqrt(2 / g) E[sqrt h0].
+  const json& t2 = objectives.at("t2").at("gradient").at("e");
+  const double dt2 = 2.0 * std::sqrt(2.0 / g) * 2.0 / 3.0 * (std::pow(2.0, 1.5) - 1.0);
+  EXPECT_EQ(t2.at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_EQ(t2.at("discontinuity").at("boundary_term").get<double>(), 0.0);
+  EXPECT_EQ(t2.at("corrected").at("mean"), t2.at("pathwise").at("mean"));
+  expect_within(t2.at("pathwise"), dt2, "dE[t2]/de pathwise");
+  expect_within(t2.at("referee"), dt2, "dE[t2]/de referee");
+}
+
+// Choosing the pathwise estimator reports it; the corrected one stays beside it.
+TEST(Gradients, EstimatorIsSelectablePerObjective) {
+  json study = ball_study(4096);
+  study["objectives"][0]["gradient"] = "pathwise";
+  study["objectives"][0]["bandwidth"] = 0.01;
+  study.erase("gradient_check");
+  const json s = run_summary(study);
+  const json& bounces = s.at("objectives").at("bounces").at("gradient").at("e");
+  EXPECT_EQ(bounces.at("estimator"), "pathwise");
+  EXPECT_EQ(bounces.at("mean").get<double>(), 0.0);
+  EXPECT_NE(bounces.at("corrected").at("mean").get<double>(), 0.0);
+  EXPECT_EQ(bounces.at("discontinuity").at("bandwidth").get<double>(), 0.01);
+  EXPECT_FALSE(bounces.contains("referee"));
+}
