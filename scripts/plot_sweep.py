@@ -4,7 +4,8 @@
 Writes into DIR, from DIR/summary.json:
   objective_<name>.png   the objective's histogram (pilot range), mean and 5-95 % quantiles marked
   gradients.png          dE[L]/dtheta per objective and design parameter, with 2 standard errors: the
-                         estimator used, the pathwise one beside it, the referee (gradient_check) and
+                         estimator used, the pathwise and likelihood-ratio ones beside it, the
+                         referee (gradient_check) and
                          whether it agrees, the share of samples near a discontinuity
   sobol.png              first-order and total Sobol indices with their intervals (sobol studies)
   outcomes.png           how many samples ended with each status and each event count
@@ -49,7 +50,8 @@ def objective_histograms(summary, out):
 
 def gradients(summary, out):
     """Per objective and design parameter: the chosen estimate (its estimator in the label) with
-    2 standard errors, the pathwise one beside it where they differ, the referee's central
+    2 standard errors, the pathwise one beside it where they differ, the likelihood-ratio one for
+    a design parameter of a sampling distribution, the referee's central
     difference when it ran (marked by whether it agrees), and the share of samples near a
     discontinuity of the objective (the diagnostic that says when the pathwise one is biased)."""
     bars = [(name, p, g) for name, o in summary["objectives"].items() for p, g in o.get("gradient", {}).items()]
@@ -66,6 +68,11 @@ def gradients(summary, out):
         ax.errorbar([i + 0.2 for i, _ in pathwise], [p["mean"] for _, p in pathwise],
                     yerr=[2 * p["std_error"] for _, p in pathwise], fmt="o", color="gray", capsize=3,
                     label="pathwise (misses the boundary term)")
+    ratios = [(i, g["likelihood_ratio"]) for i, (_, _, g) in enumerate(bars) if "likelihood_ratio" in g]
+    if ratios:
+        ax.errorbar([i + 0.3 for i, _ in ratios], [r["mean"] for _, r in ratios],
+                    yerr=[2 * r["std_error"] for _, r in ratios], fmt="s", color="purple", capsize=3,
+                    label="likelihood ratio (a distribution's design)")
     for agrees, color, label in ((True, "green", "referee agrees"), (False, "red", "referee disagrees")):
         refs = [(i, g["referee"]) for i, (_, _, g) in enumerate(bars)
                 if "referee" in g and g["referee"]["agrees"] == agrees]

@@ -73,7 +73,8 @@ std::string fixed(double x) {
 }
 
 // One design parameter's gradient line: the estimate and its estimator, the share of samples near
-// a discontinuity (with the boundary term's size), the referee when it ran.
+// a discontinuity (with the boundary term's size), the likelihood-ratio estimate of a
+// distribution's design, the referee when it ran.
 std::string gradient_text(const std::string& param, const json& g) {
   std::ostringstream t;
   t << "    d/d" << param << ": " << fixed(g.at("mean")) << " +- " << fixed(g.at("std_error")) << " ("
@@ -83,6 +84,9 @@ std::string gradient_text(const std::string& param, const json& g) {
     t << "; discontinuous near " << fixed(100.0 * d.at("fraction").get<double>()) << " % of samples, boundary term "
       << fixed(d.at("boundary_term")) << " +- " << fixed(d.at("boundary_term_std_error"));
   }
+  if (g.contains("likelihood_ratio"))
+    t << "; likelihood ratio " << fixed(g.at("likelihood_ratio").at("mean")) << " +- "
+      << fixed(g.at("likelihood_ratio").at("std_error"));
   if (g.contains("referee")) {
     const json& r = g.at("referee");
     t << "; referee " << fixed(r.at("mean")) << " +- " << fixed(r.at("std_error"))

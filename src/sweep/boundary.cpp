@@ -43,9 +43,9 @@ double boundary_kernel(double margin, double bandwidth) {
   return (4.0 - 6.0 * margin / bandwidth) / bandwidth;
 }
 
-void boundary_terms(const Result& r, std::size_t i, const Objective& o, const std::vector<int>& design, double t_final,
-                    double h, double* z, double* near) {
-  const std::size_t D = design.size();
+void boundary_terms(const Result& r, std::size_t i, const Objective& o, const std::vector<int>& parameters,
+                    const double* slopes, double t_final, double h, double* z, double* near) {
+  const std::size_t D = parameters.size();
   std::fill(z, z + D, 0.0);
   std::fill(near, near + D, 0.0);
   if (r.status_of(i) == Status::InvalidInput) return;
@@ -54,7 +54,7 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
     if (!(margin < h) || jump == 0.0) return;
     const double kernel = boundary_kernel(margin, h);
     for (std::size_t d = 0; d < D; ++d) {
-      const double dt = r.event_dt(i, c, design[d]);
+      const double dt = slopes[d] * r.event_dt(i, c, parameters[d]);
       if (dt == 0.0) continue;
       near[d] = 1.0;
       if (std::isfinite(dt)) z[d] += kernel * -dt * jump;

@@ -23,15 +23,21 @@ Estimate column_mean(const CoMoments& m, int column) { return {m.mean(column), m
 
 }  // namespace
 
+std::vector<std::string> gradient_names(const json& header) {
+  std::vector<std::string> names;
+  for (const auto& g : header.at("gradient_parameters")) names.push_back(g.at("name"));
+  return names;
+}
+
 const char* estimator_name(GradientEstimator e) { return e == GradientEstimator::corrected ? "corrected" : "pathwise"; }
 
 ObjectiveColumns objective_columns(const json& header, std::size_t o) {
   const json& objectives = header.at("objectives");
   const json& definition = objectives.at(o);
   ObjectiveColumns c;
-  for (const auto& name : header.at("param_names")) {
-    const json& d = header.at("parameters").at(name.get<std::string>());
-    if (d.is_object() && d.contains("design")) ++c.n_design;
+  for (const auto& g : header.at("gradient_parameters")) {
+    ++c.n_design;
+    if (g.contains("score")) c.has_score.push_back(g.at("score").get<bool>());  // a distribution's design
   }
   c.pathwise = c.n_design > 0 && definition_differentiable(objectives, definition);
   c.boundary = c.n_design > 0 && definition.contains("bandwidth");
@@ -75,6 +81,16 @@ ObjectiveGradient objective_gradient(const OutputSummary& summary, const Objecti
         p.boundary = {m.comoment(0, c.z(d)) / n, std::sqrt(m.variance(0) * m.variance(c.z(d)) / n)};
         p.corrected = {p.pathwise.mean + p.boundary.mean, std::hypot(p.pathwise.std_error, p.boundary.std_error)};
       }
+    }
+    const int k = d - (c.n_design - c.n_scores());  // the distribution design's index
+    if (k >= 0 && c.has_score[k]) {
+      // (L - mean L) s per sample, the mean as the baseline (a control variate: E[s] = 0); its
+      // standard error from Var(L s - mean(L) s), treating the baseline as fixed.
+      const double L = m.mean(0);
+      const int s = c.score(k), ls = c.weighted_score(k);
+      const double variance = m.variance(ls) + L * L * m.variance(s) - 2.0 * L * m.covariance(ls, s);
+      p.has_likelihood_ratio = true;
+      p.likelihood_ratio = {m.comoment(0, s) / n, std::sqrt(std::max(variance, 0.0) / n)};
     }
     if (referee && delta > 0.0) {
       const CoMoments& r = referee->moments();

@@ -18,6 +18,7 @@
 #include "saltation/status.hpp"
 #include "saltation/sweep/boundary.hpp"
 #include "saltation/sweep/gradient_estimate.hpp"
+#include "saltation/sweep/score.hpp"
 
 namespace saltation::sweep {
 
@@ -103,7 +104,21 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
   return ob;
 }
 
-Distribution parse_parameter(const json& v, const std::string& where) {
+// The keys of a distribution's fields a, b, c, d, in field order.
+std::vector<std::string> field_keys(DistributionKind kind) {
+  switch (kind) {
+    case DistributionKind::uniform: return {"low", "high"};
+    case DistributionKind::normal: return {"mean", "sigma"};
+    case DistributionKind::lognormal: return {"mu", "sigma"};
+    case DistributionKind::truncnormal: return {"mean", "sigma", "low", "high"};
+    default: return {};
+  }
+}
+
+// Parameter p (`name`): a number, {"design": v} or {"dist": ...} whose fields are numbers or
+// {"design": v} (appended to `designs`).
+Distribution parse_parameter(const json& v, const std::string& where, int p, const std::string& name,
+                             std::vector<DistributionDesign>& designs) {
   if (v.is_number()) return Distribution::fixed(v.get<double>());
   const io::JsonObject o(v, where);
   Distribution d;
@@ -113,10 +128,23 @@ Distribution parse_parameter(const json& v, const std::string& where) {
     d = Distribution::design(o.number("design"));
   } else if (o.has("dist")) {
     const std::string dist = o.choice("dist", {"uniform", "normal", "lognormal", "truncnormal"}, "");
-    if (dist == "uniform") d = Distribution::uniform(o.number("low"), o.number("high"));
-    else if (dist == "normal") d = Distribution::normal(o.number("mean"), o.number("sigma"));
-    else if (dist == "lognormal") d = Distribution::lognormal(o.number("mu"), o.number("sigma"));
-    else d = Distribution::truncnormal(o.number("mean"), o.number("sigma"), o.number("low"), o.number("high"));
+    d.kind = dist == "uniform"     ? DistributionKind::uniform
+             : dist == "normal"    ? DistributionKind::normal
+             : dist == "lognormal" ? DistributionKind::lognormal
+                                   : DistributionKind::truncnormal;
+    const std::vector<std::string> keys = field_keys(d.kind);
+    for (std::size_t f = 0; f < keys.size(); ++f) {
+      double value;
+      if (o.has(keys[f]) && o.raw(keys[f]).is_object()) {
+        const io::JsonObject field(o.raw(keys[f]), o.path(keys[f]));
+        value = field.number("design");
+        field.reject_unknown("a distribution's design field (design)");
+        designs.push_back({p, static_cast<int>(f), name + "." + keys[f]});
+      } else {
+        value = o.number(keys[f]);
+      }
+      d = with_field(d, static_cast<int>(f), value);
+    }
   } else {
     throw InvalidInput(where, -1, "must be a number, {\"design\": value} or {\"dist\": ...} (docs/sweep.md)");
   }
@@ -143,17 +171,18 @@ double mean_of(const Distribution& d) {
   return d.a;
 }
 
-json distribution_json(const Distribution& d) {
-  switch (d.kind) {
-    case DistributionKind::fixed: return d.a;
-    case DistributionKind::design: return {{"design", d.a}};
-    case DistributionKind::uniform: return {{"dist", "uniform"}, {"low", d.a}, {"high", d.b}};
-    case DistributionKind::normal: return {{"dist", "normal"}, {"mean", d.a}, {"sigma", d.b}};
-    case DistributionKind::lognormal: return {{"dist", "lognormal"}, {"mu", d.a}, {"sigma", d.b}};
-    case DistributionKind::truncnormal:
-      return {{"dist", "truncnormal"}, {"mean", d.a}, {"sigma", d.b}, {"low", d.c}, {"high", d.d}};
-  }
-  return nullptr;
+// Parameter p's distribution as the study gave it: a design field as {"design": value}.
+json distribution_json(const Study& study, int p) {
+  const Distribution& d = study.parameters[p];
+  if (d.kind == DistributionKind::fixed) return d.a;
+  if (d.kind == DistributionKind::design) return {{"design", d.a}};
+  static const char* names[] = {"fixed", "design", "uniform", "normal", "lognormal", "truncnormal"};
+  json j = {{"dist", names[static_cast<int>(d.kind)]}};
+  const std::vector<std::string> keys = field_keys(d.kind);
+  for (std::size_t f = 0; f < keys.size(); ++f) j[keys[f]] = field_value(d, static_cast<int>(f));
+  for (const DistributionDesign& dd : study.distribution_designs)
+    if (dd.parameter == p) j[keys[dd.field]] = {{"design", field_value(d, dd.field)}};
+  return j;
 }
 
 json objective_json(const Objective& o, const ModelInfo& info) {
@@ -231,16 +260,26 @@ constexpr int kOutcomes = 3;  // status, n_events, event_count_changed (against 
 
 // A study with design parameters records every event of its trajectories (times, states and their
 // derivatives): the boundary terms and discontinuity diagnostics are read from them (boundary.hpp).
-bool records_events(const Study& study) { return !study.design_parameters().empty(); }
+bool records_events(const Study& study) { return study.n_gradients() > 0; }
 
 // The width of objective o's summary (built-in objectives first, then the user objectives): its
-// value, its design derivatives when it has them, and with records, for a built-in objective,
-// the kernel terms z_d and the discontinuity indicators near_d (gradient_estimate.hpp's columns).
+// value, its derivatives by the G design parameters when it has them, with records for a built-in
+// objective the kernel terms z_d and the discontinuity indicators near_d, then per distribution
+// design its score and L times it (gradient_estimate.hpp's columns).
 int summary_width(const Study& study, const std::vector<std::vector<std::size_t>>& users, std::size_t o) {
-  const int n_design = static_cast<int>(study.design_parameters().size());
+  const int G = study.n_gradients(), scores = 2 * static_cast<int>(study.distribution_designs.size());
   if (o >= study.objectives.size())
-    return 1 + (user_differentiable(study, users[o - study.objectives.size()]) ? n_design : 0);
-  return 1 + gradient_width(study.objectives[o], n_design) + (records_events(study) ? 2 * n_design : 0);
+    return 1 + (user_differentiable(study, users[o - study.objectives.size()]) ? G : 0) + scores;
+  return 1 + gradient_width(study.objectives[o], G) + (records_events(study) ? 2 * G : 0) + scores;
+}
+
+// The parameters a study's solves differentiate by: the design parameters, then those sampled
+// from a distribution with a design field (each once).
+std::vector<int> sensitivity_parameters(const Study& study) {
+  std::vector<int> out = study.design_parameters();
+  for (const DistributionDesign& dd : study.distribution_designs)
+    if (std::find(out.begin(), out.end(), dd.parameter) == out.end()) out.push_back(dd.parameter);
+  return out;
 }
 
 HistogramRange padded_range(double low, double high, std::uint32_t bins) {
@@ -288,7 +327,7 @@ Study parse_study(const json& j, const ModelInfo& info) {
     if (!params.has(name))
       throw InvalidInput(params.path(name), -1,
                          "is required: a number, {\"design\": value} or {\"dist\": ...} for every parameter of " + info.name);
-    s.parameters.push_back(parse_parameter(params.raw(name), params.path(name)));
+    s.parameters.push_back(parse_parameter(params.raw(name), params.path(name), p, name, s.distribution_designs));
   }
   params.reject_unknown("the parameters of model " + info.name);
   const json& objectives = top.raw("objectives");
@@ -322,8 +361,14 @@ Study parse_study(const json& j, const ModelInfo& info) {
     if (!(std::isfinite(s.gradient_check_delta) && s.gradient_check_delta > 0.0))
       throw InvalidInput(check.path("delta"), -1, "must be a positive step of the design parameters");
     check.reject_unknown("gradient_check (delta)");
-    if (s.design_parameters().empty())
+    if (s.n_gradients() == 0)
       throw InvalidInput("gradient_check", -1, "needs a design parameter ({\"design\": value}) to differentiate by");
+    for (const DistributionDesign& dd : s.distribution_designs)
+      for (double sign : {-1.0, 1.0}) {
+        const Distribution& d = s.parameters[dd.parameter];
+        validate_distribution(with_field(d, dd.field, field_value(d, dd.field) + sign * s.gradient_check_delta),
+                              "gradient_check.delta (" + dd.name + " moved by it)");
+      }
   }
   if (top.has("optimize")) top.raw("optimize");  // read by parse_robust_design (robust_design.hpp)
   top.reject_unknown(
@@ -341,7 +386,7 @@ StudyAccumulator::StudyAccumulator(const Study& study, int capacity, const std::
                          {-0.5, capacity + 0.5, static_cast<std::uint32_t>(capacity + 1)},
                          {-0.5, 1.5, 2}};
   outcomes_.emplace_back(outcomes);
-  const int n_design = static_cast<int>(study.design_parameters().size());
+  const int n_design = study.n_gradients();
   const auto users = user_inputs(study);
   const std::size_t n_objectives = study.objectives.size() + users.size();
   std::size_t next = 0;
@@ -478,6 +523,7 @@ Observation replay_observation(const Result& r, std::vector<ObjectiveSpec> specs
 
 // A chunk's trajectories: their observation and, when the study records events, their records.
 struct Trajectories {
+  Batch batch;  // their parameters
   Observation obs;
   Result record;
 };
@@ -490,21 +536,43 @@ struct Evaluator {
   const Study& study;
   Options options;
   Backend backend;
-  std::vector<int> design;
+  std::vector<int> design;  // the solves' sensitivity parameters (sensitivity_parameters)
   int n_factors = 0;
   int nominal_events = 0;
   std::vector<double> bandwidths;  // per built-in objective, with records (run_pilot)
   Sampler sampler{study};
   std::vector<std::vector<std::size_t>> users = user_inputs(study);
+  // The referee's samplers of the distribution designs: per design, the study with its field
+  // moved by + and - delta (the same uniforms: common random numbers).
+  std::vector<std::shared_ptr<const Study>> moved_studies;
+  std::vector<Sampler> moved_samplers;
 
   int saltelli_rows() const { return study.sobol ? n_factors + 2 : 1; }
-  int referee_rows() const { return study.gradient_check_delta > 0.0 ? 2 * n_design() : 0; }
+  int referee_rows() const { return study.gradient_check_delta > 0.0 ? 2 * n_gradients() : 0; }
   int rows_per_sample() const { return saltelli_rows() + referee_rows(); }
   bool records() const { return records_events(study); }
 
   int n_design() const { return static_cast<int>(design.size()); }
+  int n_gradients() const { return study.n_gradients(); }
+  int n_model_designs() const { return n_gradients() - static_cast<int>(study.distribution_designs.size()); }
   int value_row(std::size_t o) const { return sweep::value_row(study, o, n_design()); }
   std::size_t n_objectives() const { return study.objectives.size() + users.size(); }
+
+  // Gradient parameter j's model parameter (the one its derivatives are taken by), and its slope
+  // at batch row b: 1 for a design parameter, dx/dtheta for a distribution's design field.
+  int gradient_parameter(int j) const {
+    return j < n_model_designs() ? design[j] : study.distribution_designs[j - n_model_designs()].parameter;
+  }
+  double slope(const Trajectories& t, std::size_t b, int j) const {
+    if (j < n_model_designs()) return 1.0;
+    const DistributionDesign& dd = study.distribution_designs[j - n_model_designs()];
+    return sample_slope(study.parameters[dd.parameter], dd.field, t.batch.at(b, dd.parameter));
+  }
+  // The observation row of objective o's derivative by gradient parameter j.
+  int derivative_row(std::size_t o, int j) const {
+    const int p = gradient_parameter(j);
+    return value_row(o) + 1 + static_cast<int>(std::find(design.begin(), design.end(), p) - design.begin());
+  }
 
   // What the accumulators take per sample: each objective's summary columns (summary_width).
   int objective_width() const {
@@ -513,27 +581,49 @@ struct Evaluator {
     return w;
   }
   // Batch row b's columns of every objective's summary: a built-in objective's value and design
-  // derivatives as observed, then with records its boundary terms; the user objectives by the
-  // chain rule.
+  // derivatives as observed (by the chain rule through the sample for a distribution's design),
+  // with records its boundary terms; the user objectives by the chain rule through their inputs;
+  // then each objective's scores and score-weighted values.
   void objective_rows(const Trajectories& t, std::size_t b, double* out) const {
+    const int G = n_gradients();
+    std::vector<double> slopes(G);
+    std::vector<int> parameters(G);
+    for (int j = 0; j < G; ++j) slopes[j] = slope(t, b, j), parameters[j] = gradient_parameter(j);
     for (std::size_t o = 0; o < study.objectives.size(); ++o) {
-      const int observed = 1 + gradient_width(study.objectives[o], n_design());
-      for (int r = 0; r < observed; ++r) *out++ = t.obs.value(b, value_row(o) + r);
-      if (!records()) continue;
-      boundary_terms(t.record, b, study.objectives[o], design, options.t_final, bandwidths[o], out, out + n_design());
-      out += 2 * n_design();
+      const double value = t.obs.value(b, value_row(o));
+      *out++ = value;
+      if (study.objectives[o].differentiable())
+        for (int j = 0; j < G; ++j) *out++ = slopes[j] * t.obs.value(b, derivative_row(o, j));
+      if (records()) {
+        boundary_terms(t.record, b, study.objectives[o], parameters, slopes.data(), options.t_final, bandwidths[o], out,
+                       out + G);
+        out += 2 * G;
+      }
+      out = put_scores(t, b, value, out);
     }
     std::vector<double> df_dy;
     for (std::size_t u = 0; u < users.size(); ++u) {
       const auto& inputs = users[u];
-      *out++ = user_value(t.obs, b, u, df_dy);
-      if (!user_differentiable(study, inputs)) continue;
-      for (int d = 0; d < n_design(); ++d) {
-        double g = 0.0;
-        for (std::size_t j = 0; j < inputs.size(); ++j) g += df_dy[j] * t.obs.value(b, value_row(inputs[j]) + 1 + d);
-        *out++ = g;
-      }
+      const double value = user_value(t.obs, b, u, df_dy);
+      *out++ = value;
+      if (user_differentiable(study, inputs))
+        for (int j = 0; j < G; ++j) {
+          double g = 0.0;
+          for (std::size_t k = 0; k < inputs.size(); ++k) g += df_dy[k] * t.obs.value(b, derivative_row(inputs[k], j));
+          *out++ = slopes[j] * g;
+        }
+      out = put_scores(t, b, value, out);
     }
+  }
+  // Per distribution design: its score at the sample and L times it (0 where it has none).
+  double* put_scores(const Trajectories& t, std::size_t b, double value, double* out) const {
+    for (const DistributionDesign& dd : study.distribution_designs) {
+      const Distribution& d = study.parameters[dd.parameter];
+      const double s = has_score(d, dd.field) ? score(d, dd.field, t.batch.at(b, dd.parameter)) : 0.0;
+      *out++ = s;
+      *out++ = value * s;
+    }
+    return out;
   }
   // User objective u's value at batch row b; its derivatives by its inputs in df_dy.
   double user_value(const Observation& obs, std::size_t b, std::size_t u, std::vector<double>& df_dy) const {
@@ -551,27 +641,30 @@ struct Evaluator {
 
   // Observes samples [first, first + count): row r of sample i at batch index r * count + i, r the
   // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f), then the referee's
-  // rows saltelli_rows() + 2 d (+ 1): row A with design parameter d moved by + (-) delta.
+  // rows saltelli_rows() + 2 j (+ 1): row A with gradient parameter j moved by + (-) delta.
   Trajectories observe(std::uint64_t first, std::uint64_t count) const {
     const int P = model.info().P;
-    Batch batch(count * rows_per_sample(), P);
+    Trajectories t;
+    t.batch = Batch(count * rows_per_sample(), P);
     std::vector<double> theta(P);
     for (int r = 0; r < rows_per_sample(); ++r)
       for (std::uint64_t i = 0; i < count; ++i) {
-        const int referee = r - saltelli_rows();
-        sampler.row(first + i, static_cast<std::uint32_t>(referee < 0 ? r : 0), theta.data());
-        for (int p = 0; p < P; ++p) batch.at(r * count + i, p) = theta[p];
-        if (referee >= 0)
-          batch.at(r * count + i, design[referee / 2]) += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
+        const int referee = r - saltelli_rows(), j = referee / 2;
+        if (referee >= 0 && j >= n_model_designs()) {
+          moved_samplers[referee - 2 * n_model_designs()].row(first + i, saltelli_a, theta.data());
+        } else {
+          sampler.row(first + i, static_cast<std::uint32_t>(referee < 0 ? r : 0), theta.data());
+          if (referee >= 0) theta[design[j]] += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
+        }
+        for (int p = 0; p < P; ++p) t.batch.at(r * count + i, p) = theta[p];
       }
     std::vector<ObjectiveSpec> specs;
     for (const Objective& o : study.objectives) specs.push_back(spec_of(o));
-    Trajectories t;
     if (!records()) {
-      t.obs = model.observe(batch, options, std::move(specs), design, backend);
+      t.obs = model.observe(t.batch, options, std::move(specs), design, backend);
       return t;
     }
-    t.record = model.solve(batch, options, backend);
+    t.record = model.solve(t.batch, options, backend);
     t.obs = replay_observation(t.record, std::move(specs), design);
     return t;
   }
@@ -683,8 +776,12 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
   json options_json = io::options_to_json(ev.options);
   options_json.erase("threads");
   json parameters = json::object();
-  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
+  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study, p);
   json objectives = json::array();
+  json gradients = json::array();
+  for (int p : study.design_parameters()) gradients.push_back({{"name", info.param_names[p]}});
+  for (const DistributionDesign& dd : study.distribution_designs)
+    gradients.push_back({{"name", dd.name}, {"score", has_score(study.parameters[dd.parameter], dd.field)}});
   for (std::size_t o = 0; o < study.objectives.size(); ++o) {
     objectives.push_back(objective_json(study.objectives[o], info));
     if (!ev.records()) continue;
@@ -700,6 +797,7 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
                  {"options", options_json},
                  {"parameters", parameters},
                  {"objectives", objectives},
+                 {"gradient_parameters", gradients},
                  {"samples", study.samples},
                  {"seed", study.seed},
                  {"sobol", study.sobol},
@@ -723,9 +821,18 @@ Evaluator make_evaluator(const AnyModel& model, const Study& study, const StudyR
                                              " parameters, model " + info.name + " has " + std::to_string(info.P));
   if (run.n_shards < 1 || run.shard < 0 || run.shard >= run.n_shards)
     throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
-  Evaluator ev{model, study, study.options, resolve_backend(run.backend), study.design_parameters()};
+  Evaluator ev{model, study, study.options, resolve_backend(run.backend), sensitivity_parameters(study)};
   ev.n_factors = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(info.P)));
   ev.options.sensitivities = !ev.design.empty();
+  if (study.gradient_check_delta > 0.0)
+    for (const DistributionDesign& dd : study.distribution_designs)
+      for (double sign : {1.0, -1.0}) {
+        auto moved = std::make_shared<Study>(study);
+        Distribution& d = moved->parameters[dd.parameter];
+        d = with_field(d, dd.field, field_value(d, dd.field) + sign * study.gradient_check_delta);
+        ev.moved_studies.push_back(moved);
+        ev.moved_samplers.emplace_back(*moved);
+      }
   ev.options.mark_invalid_rows = true;
   ev.options = normalize_options(ev.options);
   return ev;
@@ -917,10 +1024,8 @@ json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, cons
   const double delta = header.contains("gradient_check") ? header.at("gradient_check").at("delta").get<double>() : 0.0;
   const ObjectiveGradient g = objective_gradient(s, columns, acc.referee().empty() ? nullptr : &acc.referee()[o], delta);
   json out = json::object();
-  std::size_t d = 0;
-  for (const auto& name : header.at("param_names")) {
-    const json& dist = header.at("parameters").at(name.get<std::string>());
-    if (!(dist.is_object() && dist.contains("design"))) continue;
+  const std::vector<std::string> names = gradient_names(header);
+  for (std::size_t d = 0; d < names.size(); ++d) {
     const ParameterGradient& p = g.parameters[d];
     json j = estimate_json(g.chosen(d));
     j["estimator"] = estimator_name(g.estimator);
@@ -938,8 +1043,8 @@ json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, cons
       j["referee"]["delta"] = delta;
       j["referee"]["agrees"] = g.agrees(d);
     }
-    out[name.get<std::string>()] = j;
-    ++d;
+    if (p.has_likelihood_ratio) j["likelihood_ratio"] = estimate_json(p.likelihood_ratio);
+    out[names[d]] = j;
   }
   return out;
 }
@@ -967,11 +1072,9 @@ json summary_json(const StudyResult& result) {
   summary["event_count_change_fraction"] = outcomes.moments().mean(2);
   summary["event_count_change_std_error"] = outcomes.moments().standard_error(2);
 
-  std::vector<std::string> design, factors;
-  const auto& names = h.at("param_names");
-  for (const auto& name : names) {
+  std::vector<std::string> factors;
+  for (const auto& name : h.at("param_names")) {
     const json& d = h.at("parameters").at(name.get<std::string>());
-    if (d.is_object() && d.contains("design")) design.push_back(name);
     if (d.is_object() && d.contains("dist")) factors.push_back(name);
   }
   json objectives = json::object();
@@ -987,7 +1090,7 @@ json summary_json(const StudyResult& result) {
                             "histogram"})
       if (value.contains(key)) out[key] = value.at(key);
     out["std_error"] = value.at("standard_error");
-    if (!design.empty()) out["gradient"] = gradient_json(s, objective_columns(h, o), acc, o, h);
+    if (!h.at("gradient_parameters").empty()) out["gradient"] = gradient_json(s, objective_columns(h, o), acc, o, h);
     if (!acc.sobol().empty()) {
       const SobolIndices idx = acc.sobol()[o].indices();
       json sobol = json::object();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -44,17 +45,17 @@ double velocity_at_T(double h0, double e) {
   return g * (std::pow(e, n) * t1 - (T - t1 * S(n, e)));
 }
 
-// E over h0 ~ U(a, b) of f(h0), f smooth between the critical heights at e: Gauss-Legendre on
-// each smooth piece, exact to rounding for these integrands.
-double expectation(const std::function<double(double)>& f, double e) {
+// The integral of f over [low, high], f smooth between the critical heights at e: Gauss-Legendre
+// on 64 panels of each smooth piece, exact to rounding for these integrands.
+double integral(const std::function<double(double)>& f, double e, double low, double high) {
   static const std::array<double, 5> x = {0.0, 0.5384693101056831, -0.5384693101056831, 0.9061798459386640,
                                           -0.9061798459386640};
   static const std::array<double, 5> w = {0.5688888888888889, 0.4786286704993665, 0.4786286704993665,
                                           0.2369268850561891, 0.2369268850561891};
-  std::vector<double> cuts = {a};
+  std::vector<double> cuts = {low};
   for (int n = 1; n < 60; ++n)
-    if (critical_height(n, e) > a && critical_height(n, e) < b) cuts.push_back(critical_height(n, e));
-  cuts.push_back(b);
+    if (critical_height(n, e) > low && critical_height(n, e) < high) cuts.push_back(critical_height(n, e));
+  cuts.push_back(high);
   std::sort(cuts.begin(), cuts.end());
   double sum = 0.0;
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
@@ -62,7 +63,19 @@ double expectation(const std::function<double(double)>& f, double e) {
       const double lo = cuts[k] + (cuts[k + 1] - cuts[k]) * piece / 64, hi = cuts[k] + (cuts[k + 1] - cuts[k]) * (piece + 1) / 64;
       for (int q = 0; q < 5; ++q) sum += w[q] * 0.5 * (hi - lo) * f(0.5 * (lo + hi) + 0.5 * (hi - lo) * x[q]);
     }
-  return sum / (b - a);
+  return sum;
+}
+
+// E over h0 ~ U(a, b) of f(h0).
+double expectation(const std::function<double(double)>& f, double e) { return integral(f, e, a, b) / (b - a); }
+
+// E over h0 ~ N(mu, sigma) of f(h0) (the mass beyond 7 sigma, 3e-12, left out; h0 stays > 0).
+double normal_expectation(const std::function<double(double)>& f, double mu, double sigma) {
+  auto weighted = [&](double h) {
+    const double z = (h - mu) / sigma;
+    return f(h) * std::exp(-0.5 * z * z) / (sigma * std::sqrt(2.0 * M_PI));
+  };
+  return integral(weighted, e0, mu - 7.0 * sigma, mu + 7.0 * sigma);
 }
 
 // dE[N]/de: the finite sum over the impacts whose critical height lies in (a, b) of
@@ -84,6 +97,22 @@ double velocity_gradient(double e) {
   const double step = 1e-5;
   auto E = [&](double at) { return expectation([&](double h0) { return velocity_at_T(h0, at); }, at); };
   return (E(e + step) - E(e - step)) / (2.0 * step);
+}
+
+// The same ball with h0 ~ N(mu, sigma), mu the design parameter: dE[N]/dmu = -sum_n phi(z_n) / sigma,
+// z_n = (h_n - mu) / sigma; E[t2] and E[v(T)] by quadrature over the normal, differentiated centrally.
+const double mu0 = 1.5, sigma0 = 0.2;
+double normal_count_gradient() {
+  double sum = 0.0;
+  for (int n = 1; n < 60; ++n) {
+    const double z = (critical_height(n, e0) - mu0) / sigma0;
+    sum -= std::exp(-0.5 * z * z) / (sigma0 * std::sqrt(2.0 * M_PI));
+  }
+  return sum;
+}
+double normal_gradient(const std::function<double(double)>& f) {
+  const double step = 1e-5;
+  return (normal_expectation(f, mu0 + step, sigma0) - normal_expectation(f, mu0 - step, sigma0)) / (2.0 * step);
 }
 
 json ball_study(std::uint64_t samples) {
@@ -108,9 +137,11 @@ json run_summary(const json& study_json) {
   return sweep::summary_json(sweep::run_study(model, sweep::parse_study(study_json, model.info()), run));
 }
 
-// |estimate - exact| <= 4 standard errors.
+// |estimate - exact| <= 4 standard errors; the comparison is printed (docs/sweep.md's table).
 void expect_within(const json& estimate, double exact, const std::string& what) {
   const double mean = estimate.at("mean").get<double>(), se = estimate.at("std_error").get<double>();
+  std::printf("%-36s %12.5g +- %-10.3g closed form %12.5g  (%+.2f s.e.)\n", what.c_str(), mean, se, exact,
+              (mean - exact) / se);
   EXPECT_GT(se, 0.0) << what;
   EXPECT_LE(std::abs(mean - exact), 4.0 * se) << what << ": " << mean << " +- " << se << ", closed form " << exact;
 }
@@ -206,4 +237,60 @@ TEST(Gradients, EstimatorIsSelectablePerObjective) {
   EXPECT_NE(bounces.at("corrected").at("mean").get<double>(), 0.0);
   EXPECT_EQ(bounces.at("discontinuity").at("bandwidth").get<double>(), 0.01);
   EXPECT_FALSE(bounces.contains("referee"));
+}
+
+// h0 ~ N(mu, 0.2) with mu designed: the likelihood ratio (with the mean as baseline) beside the
+// pathwise and the corrected estimates, each within 4 standard errors of the closed form.
+TEST(Gradients, LikelihoodRatioOfADistributionsDesignAgainstClosedForms) {
+  json study = ball_study(16384);
+  study["parameters"]["h0"] = json::parse(R"({"dist": "normal", "mean": {"design": 1.5}, "sigma": 0.2})");
+  study["parameters"]["e"] = e0;
+  study["gradient_check"]["delta"] = 0.01;
+  const json s = run_summary(study);
+  const json& objectives = s.at("objectives");
+
+  const json& bounces = objectives.at("bounces").at("gradient").at("h0.mean");
+  const double dN = normal_count_gradient();
+  EXPECT_EQ(bounces.at("pathwise").at("mean").get<double>(), 0.0);
+  expect_within(bounces.at("likelihood_ratio"), dN, "dE[N]/dmu likelihood ratio");
+  expect_within(bounces.at("corrected"), dN, "dE[N]/dmu corrected");
+  expect_within(bounces.at("referee"), dN, "dE[N]/dmu referee");
+
+  const json& v = objectives.at("v").at("gradient").at("h0.mean");
+  const double dv = normal_gradient([](double h0) { return velocity_at_T(h0, e0); });
+  expect_within(v.at("likelihood_ratio"), dv, "dE[v(T)]/dmu likelihood ratio");
+  expect_within(v.at("corrected"), dv, "dE[v(T)]/dmu corrected");
+  expect_within(v.at("referee"), dv, "dE[v(T)]/dmu referee");
+  EXPECT_GT(std::abs(v.at("pathwise").at("mean").get<double>() - dv), 4.0 * v.at("pathwise").at("std_error").get<double>());
+
+  // t2 = sqrt(2 h0 / g) (1 + 2e): smooth in h0; every estimator applies.
+  const json& t2 = objectives.at("t2").at("gradient").at("h0.mean");
+  const double dt2 = normal_gradient([](double h0) { return std::sqrt(2.0 * h0 / g) * (1.0 + 2.0 * e0); });
+  EXPECT_EQ(t2.at("discontinuity").at("fraction").get<double>(), 0.0);
+  expect_within(t2.at("pathwise"), dt2, "dE[t2]/dmu pathwise");
+  expect_within(t2.at("likelihood_ratio"), dt2, "dE[t2]/dmu likelihood ratio");
+  expect_within(t2.at("referee"), dt2, "dE[t2]/dmu referee");
+}
+
+// h0 ~ U(1, b) with the upper bound designed: the support moves, so there is no likelihood ratio;
+// the pathwise gradient goes through the sample (dh0/db = u) and the corrected one adds the
+// boundary term: dE[N]/db = -sum over h_n in (a, b) of (h_n - a) / (b - a)^2.
+TEST(Gradients, UniformBoundHasThePathwiseAndCorrectedGradientsOnly) {
+  json study = ball_study(16384);
+  study["parameters"]["h0"] = json::parse(R"({"dist": "uniform", "low": 1.0, "high": {"design": 2.0}})");
+  study["parameters"]["e"] = e0;
+  const json s = run_summary(study);
+  double dN = 0.0;
+  for (int n = 1; n < 60; ++n) {
+    const double h = critical_height(n, e0);
+    if (h > a && h < b) dN -= (h - a) / ((b - a) * (b - a));
+  }
+  const json& bounces = s.at("objectives").at("bounces").at("gradient").at("h0.high");
+  EXPECT_FALSE(bounces.contains("likelihood_ratio"));
+  expect_within(bounces.at("corrected"), dN, "dE[N]/db corrected");
+  expect_within(bounces.at("referee"), dN, "dE[N]/db referee");
+  // E[t2] = c (1 + 2e) E[sqrt h0]: d/db of (2/3)(b^1.5 - a^1.5) / (b - a).
+  const double c = std::sqrt(2.0 / g) * (1.0 + 2.0 * e0);
+  const double dt2 = c * (std::sqrt(b) / (b - a) - 2.0 / 3.0 * (std::pow(b, 1.5) - std::pow(a, 1.5)) / ((b - a) * (b - a)));
+  expect_within(s.at("objectives").at("t2").at("gradient").at("h0.high").at("pathwise"), dt2, "dE[t2]/db pathwise");
 }

@@ -22,7 +22,9 @@ namespace saltation::sweep {
 // K_h(m) = K(m / h) / h, 0 outside [0, h).
 double boundary_kernel(double margin, double bandwidth);
 
-// Per design parameter d of `design` (parameter indices), for trajectory i of `record`:
+// Per design parameter d, for trajectory i of `record`, with dt_c/dtheta_d =
+// slopes[d] dt_c/dq_{parameters[d]} (slope 1 for a model parameter; dx/dtheta for a distribution's
+// design field, x the sample of model parameter parameters[d], score.hpp):
 //   z[d]    = sum_c K_h(m_c) (-dt_c/dtheta_d) J_c over the events whose crossing makes o jump
 //             (Objective::jumps_in_value; an objective read at event c instead ceases to exist
 //             when c passes t_final: J_c = 1, and the boundary term of its mean over the samples
@@ -31,8 +33,8 @@ double boundary_kernel(double margin, double bandwidth);
 //             t_final with J_c != 0 and dt_c/dtheta_d != 0, a grazing one (it may vanish), or a
 //             status other than finished or settled reached within h of t_final; else 0.
 // An invalid row gives 0. `record` must hold the events and their derivatives (sensitivities on).
-void boundary_terms(const Result& record, std::size_t i, const Objective& o, const std::vector<int>& design,
-                    double t_final, double bandwidth, double* z, double* near);
+void boundary_terms(const Result& record, std::size_t i, const Objective& o, const std::vector<int>& parameters,
+                    const double* slopes, double t_final, double bandwidth, double* z, double* near);
 
 // The data-driven bandwidth of objective o, from the pilot's records (the same samples for every
 // shard, chunking and rank, so the bandwidth is part of the study, like the histogram ranges):

@@ -20,9 +20,11 @@ struct Estimate {
 // Where an objective's summary keeps what (study.cpp writes the columns in this order): the value
 // (column 0), its pathwise derivatives (D columns, when differentiable), then with records (a
 // built-in objective of a study with design parameters) the kernel terms z_d and the
-// discontinuity indicators near_d (boundary.hpp).
+// discontinuity indicators near_d (boundary.hpp), then per distribution design k (the last
+// n_scores of the D) its score s_k and L s_k (score.hpp).
 struct ObjectiveColumns {
-  int n_design = 0;
+  int n_design = 0;             // D: the design parameters, then the distribution designs
+  std::vector<bool> has_score;  // per distribution design
   bool pathwise = false;       // derivative columns 1 .. D
   bool boundary = false;       // z_d and near_d columns after them
   bool jumps_in_value = false;  // Objective::jumps_in_value
@@ -30,12 +32,17 @@ struct ObjectiveColumns {
   double bandwidth = 0.0;
   int z(int d) const { return 1 + (pathwise ? n_design : 0) + d; }
   int near(int d) const { return z(d) + n_design; }
-  int width() const { return 1 + (pathwise ? n_design : 0) + (boundary ? 2 * n_design : 0); }
+  int n_scores() const { return static_cast<int>(has_score.size()); }
+  int score(int k) const { return 1 + (pathwise ? n_design : 0) + (boundary ? 2 * n_design : 0) + 2 * k; }
+  int weighted_score(int k) const { return score(k) + 1; }
+  int width() const { return score(n_scores()); }
 };
 
 // The columns of objective o of a study result's header (study.cpp's study_header): what a merge
 // or a summary knows of the study.
 ObjectiveColumns objective_columns(const nlohmann::json& header, std::size_t o);
+// The names of the gradient parameters, in column order ("e", "h0.mean").
+std::vector<std::string> gradient_names(const nlohmann::json& header);
 
 struct ParameterGradient {
   Estimate pathwise;       // E[dL/dtheta] over the samples where L is defined (0 for counts and statuses)
@@ -45,6 +52,8 @@ struct ParameterGradient {
   Estimate corrected;      // pathwise + boundary
   bool has_referee = false;
   Estimate referee;        // (E[L(theta + delta)] - E[L(theta - delta)]) / (2 delta), common random numbers
+  bool has_likelihood_ratio = false;
+  Estimate likelihood_ratio;  // mean((L - mean L) s): the score-function gradient with the mean as baseline
 };
 
 struct ObjectiveGradient {

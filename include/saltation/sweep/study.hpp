@@ -59,6 +59,15 @@ struct UserObjective {
   std::function<double(const double* y, double* df_dy)> f;
 };
 
+// A design parameter of a sampling distribution ("h0": {"dist": "normal", "mean": {"design": 1.5},
+// "sigma": 0.1}): E[L] is differentiated with respect to it pathwise through the sample
+// x = F^-1(u; theta) and, where the support stays put, by the likelihood ratio (score.hpp).
+struct DistributionDesign {
+  int parameter = 0;  // the model parameter drawn from the distribution
+  int field = 0;      // Distribution's a, b, c, d = 0 .. 3
+  std::string name;   // "h0.mean"
+};
+
 // Where the uniforms of the sampled parameters come from (docs/sweep.md): independent Philox draws,
 // or scrambled Sobol' points (qmc.hpp), which stratify the sample space and converge faster for
 // smooth objectives.
@@ -68,6 +77,7 @@ struct Study {
   io::ModelChoice model;
   Options options;                          // as for solve; mark_invalid_rows is always on
   std::vector<Distribution> parameters;     // one per model parameter, in order
+  std::vector<DistributionDesign> distribution_designs;  // in parameter order, then field order
   std::vector<Objective> objectives;
   std::vector<UserObjective> user_objectives;  // after `objectives` in every summary
   std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
@@ -82,6 +92,8 @@ struct Study {
   double gradient_check_delta = 0.0;
 
   std::vector<int> design_parameters() const;  // indices of the design parameters
+  // What the study differentiates by: the design parameters, then the distribution designs.
+  int n_gradients() const { return static_cast<int>(design_parameters().size() + distribution_designs.size()); }
 };
 
 // Reads a study for the model `info` (the model itself is read with io::parse_model_choice).
