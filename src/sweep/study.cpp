@@ -1,7 +1,6 @@
 #include "saltation/sweep/study.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -19,6 +18,7 @@
 #include "saltation/sweep/boundary.hpp"
 #include "saltation/sweep/gradient_estimate.hpp"
 #include "saltation/sweep/score.hpp"
+#include "replay_observation.hpp"
 
 namespace saltation::sweep {
 
@@ -487,39 +487,6 @@ class Sampler {
   std::uint32_t n_factors_;
   std::optional<ScrambledSobol> sobol_;
 };
-
-// The observation of `specs` from full records: the objective observer's own hooks replayed over
-// each recorded trajectory, so the values are bit for bit those observe() writes. The observer
-// reads states through core::entry<N>, which takes any N at least the model's: states are padded.
-constexpr int kReplayStates = 64;
-
-Observation replay_observation(const Result& r, std::vector<ObjectiveSpec> specs, std::vector<int> design) {
-  if (r.N > kReplayStates)
-    throw InvalidInput("model", -1, "a study with design parameters handles models of at most " +
-                                        std::to_string(kReplayStates) + " states");
-  Observation obs(r.n, std::move(specs), std::move(design));
-  const ObservationView view = obs.view();
-  std::array<double, kReplayStates> q_minus{}, q_plus{}, dq{}, qf{};
-  for (std::size_t i = 0; i < r.n; ++i) {
-    const core::ObjectiveObserver observer(view, i);
-    const int recorded = std::min(r.n_events[i], r.C);
-    for (int c = 0; c < recorded; ++c) {
-      for (int k = 0; k < r.N; ++k) q_minus[k] = r.event_q(i, c, k), q_plus[k] = r.event_q_plus(i, c, k);
-      observer.event<kReplayStates>(c, r.event_time(i, c), r.ev_guard[r.shape().at(c, i)], q_minus.data(), q_plus.data());
-      if (!r.sensitivities) continue;
-      for (int p = 0; p < r.P; ++p) {
-        for (int k = 0; k < r.N; ++k) dq[k] = r.event_dq(i, c, k, p);
-        observer.event_column<kReplayStates>(c, p, r.event_dt(i, c, p), q_minus.data(), dq.data());
-      }
-    }
-    if (r.sensitivities)
-      for (int k = 0; k < r.N; ++k)
-        for (int p = 0; p < r.P; ++p) observer.final_dq(k, p, r.dqf_of(i, k, p));
-    for (int k = 0; k < r.N; ++k) qf[k] = r.qf_of(i, k);
-    observer.finish<kReplayStates>(r.status_of(i), r.t_end[i], qf.data(), r.n_events[i]);
-  }
-  return obs;
-}
 
 // A chunk's trajectories: their observation and, when the study records events, their records.
 struct Trajectories {
