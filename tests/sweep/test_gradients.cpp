@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "saltation/errors.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/sweep/boundary.hpp"
+#include "saltation/sweep/score.hpp"
 #include "saltation/sweep/study.hpp"
 
 using namespace saltation;
@@ -169,6 +171,41 @@ TEST(Gradients, BoundaryKernelIntegratesToOneWithNoFirstMoment) {
   EXPECT_EQ(sweep::boundary_kernel(h, h), 0.0);
 }
 
+// The scores and sample slopes of score.hpp against central differences of log p(x; theta) and of
+// x = F^-1(u; theta) at fixed u, for every distribution and field they cover.
+TEST(Gradients, ScoresAndSampleSlopesAgainstFiniteDifferences) {
+  using sweep::Distribution;
+  auto log_pdf = [](const Distribution& d, double x) {
+    auto log_phi = [](double z) { return -0.5 * z * z - 0.5 * std::log(2.0 * M_PI); };
+    switch (d.kind) {
+      case sweep::DistributionKind::normal: return log_phi((x - d.a) / d.b) - std::log(d.b);
+      case sweep::DistributionKind::lognormal: return log_phi((std::log(x) - d.a) / d.b) - std::log(d.b * x);
+      default:
+        return log_phi((x - d.a) / d.b) - std::log(d.b) -
+               std::log(sweep::normal_cdf((d.d - d.a) / d.b) - sweep::normal_cdf((d.c - d.a) / d.b));
+    }
+  };
+  const Distribution distributions[] = {Distribution::normal(1.5, 0.2), Distribution::lognormal(0.3, 0.4),
+                                        Distribution::truncnormal(1.0, 0.5, 0.6, 2.0), Distribution::uniform(1.0, 2.0)};
+  const double step = 1e-6;
+  for (const Distribution& d : distributions)
+    for (double u : {0.03, 0.4, 0.77}) {
+      const double x = d.from_uniform(u);
+      const int fields = d.kind == sweep::DistributionKind::truncnormal ? 4 : 2;
+      for (int f = 0; f < fields; ++f) {
+        const double v = sweep::field_value(d, f);
+        const Distribution up = sweep::with_field(d, f, v + step), down = sweep::with_field(d, f, v - step);
+        const double slope = (up.from_uniform(u) - down.from_uniform(u)) / (2.0 * step);
+        EXPECT_NEAR(sweep::sample_slope(d, f, x), slope, 1e-6 * (1.0 + std::abs(slope))) << int(d.kind) << " field " << f;
+        if (!sweep::has_score(d, f)) continue;
+        const double score = (log_pdf(up, x) - log_pdf(down, x)) / (2.0 * step);
+        EXPECT_NEAR(sweep::score(d, f, x), score, 1e-6 * (1.0 + std::abs(score))) << int(d.kind) << " field " << f;
+      }
+    }
+  EXPECT_FALSE(sweep::has_score(Distribution::uniform(1.0, 2.0), 1));
+  EXPECT_FALSE(sweep::has_score(Distribution::truncnormal(1.0, 0.5, 0.6, 2.0), 2));
+}
+
 // The closed forms themselves, against a direct count at a few heights.
 TEST(Gradients, ClosedFormsAreConsistent) {
   EXPECT_EQ(impacts(1.5, e0), 4);  // the nominal ball
@@ -303,4 +340,37 @@ TEST(Gradients, UniformBoundHasThePathwiseAndCorrectedGradientsOnly) {
   const double c = std::sqrt(2.0 / g) * (1.0 + 2.0 * e0);
   const double dt2 = c * (std::sqrt(b) / (b - a) - 2.0 / 3.0 * (std::pow(b, 1.5) - std::pow(a, 1.5)) / ((b - a) * (b - a)));
   expect_within(s.at("objectives").at("t2").at("gradient").at("h0.high").at("pathwise"), dt2, "dE[t2]/db pathwise");
+}
+
+TEST(Gradients, BadGradientKeysNameTheKey) {
+  const AnyModel model = configure_builtin_model("bouncing_ball", json::object());
+  auto expect_bad = [&](const json& study, const std::string& key) {
+    try {
+      sweep::parse_study(study, model.info());
+      ADD_FAILURE() << "accepted a study with a bad " << key;
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  json s = ball_study(100);
+  s["objectives"][0]["gradient"] = "exact";
+  expect_bad(s, "objectives[0].gradient");
+  s = ball_study(100);
+  s["objectives"][1]["bandwidth"] = -0.1;
+  expect_bad(s, "objectives[1].bandwidth");
+  s = ball_study(100);
+  s["gradient_check"]["delta"] = 0.0;
+  expect_bad(s, "gradient_check.delta");
+  s = ball_study(100);
+  s["gradient_check"]["step"] = 0.1;
+  expect_bad(s, "gradient_check");
+  s = ball_study(100);
+  s["parameters"]["e"] = 0.8;  // nothing left to differentiate by
+  expect_bad(s, "gradient_check");
+  s = ball_study(100);
+  s["parameters"]["h0"] = json::parse(R"({"dist": "normal", "mean": {"desing": 1.5}, "sigma": 0.2})");
+  expect_bad(s, "parameters.h0.mean");
+  s = ball_study(100);
+  s["parameters"]["h0"] = json::parse(R"({"dist": "normal", "mean": 1.5, "sigma": {"design": 0.001}})");
+  expect_bad(s, "gradient_check.delta");  // sigma - delta < 0
 }
