@@ -1057,7 +1057,9 @@ json summary_json(const StudyResult& result) {
                             "histogram"})
       if (value.contains(key)) out[key] = value.at(key);
     out["std_error"] = value.at("standard_error");
-    if (!h.at("gradient_parameters").empty()) out["gradient"] = gradient_json(s, objective_columns(h, o), acc, o, h);
+    const ObjectiveColumns columns = objective_columns(h, o);
+    // A piecewise-constant user objective has no gradient estimate but a score's.
+    if (columns.pathwise || columns.boundary || columns.n_scores() > 0) out["gradient"] = gradient_json(s, columns, acc, o, h);
     if (!acc.sobol().empty()) {
       const SobolIndices idx = acc.sobol()[o].indices();
       json sobol = json::object();

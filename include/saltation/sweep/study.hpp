@@ -119,9 +119,10 @@ struct StudyRun {
   const StudyResult* resume = nullptr;
 };
 
-// Everything the block tree accumulates for a study: outcomes (status, event count, topology
-// change against the nominal trajectory), per objective its value and gradient, and per objective
-// the Sobol sums.
+// Everything the block tree accumulates for a study: outcomes (status, event count, whether it
+// differs from the nominal trajectory's), per objective its value, gradient columns (pathwise,
+// boundary terms, discontinuity indicators, scores: gradient_estimate.hpp), the referee's pairs,
+// and the Sobol sums.
 class StudyAccumulator {
  public:
   StudyAccumulator() = default;
@@ -177,8 +178,9 @@ StudyResult result_from_json(const nlohmann::json& j);
 // Shards of one study (same header) covering all blocks: the whole study's result.
 StudyResult merge_results(const std::vector<StudyResult>& shards);
 
-// What a user reads (docs/sweep.md), for a complete result: statistics, gradients with standard
-// errors and the topology-change fraction, Sobol indices, status and event-count histograms.
+// What a user reads (docs/sweep.md), for a complete result: statistics, per objective and design
+// parameter its gradient estimates with standard errors and discontinuity diagnostic (and the
+// referee's), Sobol indices, status and event-count histograms.
 nlohmann::json summary_json(const StudyResult& result);
 
 }  // namespace saltation::sweep
