@@ -65,6 +65,18 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
   // has a boundary term the records can estimate: they count as discontinuities only.
   bool other = false;
   for (int c = 0; c <= last; ++c) other = other || (r.ev_flags[static_cast<std::size_t>(c) * r.n + i] & EventGrazing);
+  // An objective read at event c changes identity when c and a neighbour of another guard swap
+  // order: within h of each other and drifting apart at another rate.
+  if (!o.jumps_in_value() && o.event < std::min(r.n_events[i], r.C)) {
+    const int c = o.event;
+    for (int other_event : {c - 1, c + 1}) {
+      if (other_event < 0 || other_event >= std::min(r.n_events[i], r.C)) continue;
+      const std::size_t a = static_cast<std::size_t>(c) * r.n + i, b = static_cast<std::size_t>(other_event) * r.n + i;
+      if (r.ev_guard[a] == r.ev_guard[b] || !(std::abs(r.ev_t[a] - r.ev_t[b]) < h)) continue;
+      for (std::size_t d = 0; d < D; ++d)
+        if (slopes[d] * (r.event_dt(i, c, parameters[d]) - r.event_dt(i, other_event, parameters[d])) != 0.0) near[d] = 1.0;
+    }
+  }
   const Status s = r.status_of(i);
   if (o.jumps_in_value() && s != Status::Finished && s != Status::Settled) other = other || t_final - r.t_end[i] < h;
   if (other) std::fill(near, near + D, 1.0);

@@ -374,3 +374,55 @@ TEST(Gradients, BadGradientKeysNameTheKey) {
   s["parameters"]["h0"] = json::parse(R"({"dist": "normal", "mean": 1.5, "sigma": {"design": 0.001}})");
   expect_bad(s, "gradient_check.delta");  // sigma - delta < 0
 }
+
+// boundary_terms on one hand-made record: three events of a two-state system, t_final = 1.
+TEST(Gradients, BoundaryTermsOfOneRecord) {
+  Result r(1, 2, 1, 4, true);
+  r.status[0] = 0;
+  r.n_events[0] = 3;
+  r.t_end[0] = 1.0;
+  const double times[] = {0.30, 0.31, 0.99}, dts[] = {0.5, -0.2, 2.0};
+  for (int c = 0; c < 3; ++c) {
+    r.ev_t[c] = times[c];
+    r.ev_guard[c] = c == 1 ? 1 : 0;
+    r.ev_dt[c] = dts[c];
+    r.ev_q[(c * 2 + 1)] = -1.0;  // state 1 jumps from -1 to 0.5; state 0 is continuous
+    r.ev_q_plus[(c * 2 + 1)] = 0.5;
+  }
+  const std::vector<int> parameters = {0};
+  const double slope = 3.0, h = 0.05;
+  double z = 0.0, near = 0.0;
+  auto terms = [&](const sweep::Objective& o) { sweep::boundary_terms(r, 0, o, parameters, &slope, 1.0, h, &z, &near); };
+
+  sweep::Objective count;
+  count.kind = sweep::ObjectiveKind::EventCount;
+  terms(count);  // only event 2 lies within h of t_final: K_h(0.01) (-3 * 2.0) * 1
+  EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0, 1e-12);
+  EXPECT_EQ(near, 1.0);
+
+  sweep::Objective v;
+  v.kind = sweep::ObjectiveKind::FinalState;
+  v.state = 1;
+  terms(v);  // jump q+ - q- = 1.5
+  EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0 * 1.5, 1e-12);
+  v.state = 0;
+  terms(v);  // continuous: no discontinuity
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 0.0);
+
+  sweep::Objective first;
+  first.kind = sweep::ObjectiveKind::EventTime;
+  first.event = 0;
+  terms(first);  // far from t_final, but event 1 (another guard) is 0.01 later: they may swap
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 1.0);
+  first.event = 2;
+  terms(first);  // event 2 ceases to exist past t_final: J = 1
+  EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0, 1e-12);
+
+  r.ev_flags[0] = EventGrazing;  // a grazing event anywhere before the horizon moves a count
+  r.ev_t[2] = 0.5;
+  terms(count);
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 1.0);
+}

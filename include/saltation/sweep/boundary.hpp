@@ -30,8 +30,10 @@ double boundary_kernel(double margin, double bandwidth);
 //             when c passes t_final: J_c = 1, and the boundary term of its mean over the samples
 //             where it is defined is Cov(L, z));
 //   near[d] = 1 when o is discontinuous in theta_d near this sample: such an event within h of
-//             t_final with J_c != 0 and dt_c/dtheta_d != 0, a grazing one (it may vanish), or a
-//             status other than finished or settled reached within h of t_final; else 0.
+//             t_final with J_c != 0 and dt_c/dtheta_d != 0, a grazing one (it may vanish), a
+//             status other than finished or settled reached within h of t_final, or for an
+//             objective read at event c a neighbour of another guard within h of it (the two may
+//             swap order); else 0.
 // An invalid row gives 0. `record` must hold the events and their derivatives (sensitivities on).
 void boundary_terms(const Result& record, std::size_t i, const Objective& o, const std::vector<int>& parameters,
                     const double* slopes, double t_final, double bandwidth, double* z, double* near);
