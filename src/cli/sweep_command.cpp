@@ -22,7 +22,6 @@
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/registry.hpp"
-#include "saltation/sweep/gradient_estimate.hpp"
 #include "saltation/sweep/robust_design.hpp"
 #include "saltation/sweep/study.hpp"
 #include "saltation/version.hpp"
@@ -160,8 +159,11 @@ std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::
   const sweep::DesignPoint& p = it.point;
   t << "  iteration " << it.iteration << ":";
   for (std::size_t d = 0; d < names.size(); ++d) t << " " << names[d] << "=" << fixed(p.design[d]);
+  std::string estimators;
+  for (const std::string& e : p.estimators)
+    if (estimators.find(e) == std::string::npos) estimators += (estimators.empty() ? "" : ", ") + e;
   t << "  mean " << fixed(p.mean) << "  sd " << fixed(p.sd) << "  |grad| " << fixed(p.projected_gradient_norm)
-    << " (" << sweep::estimator_name(p.estimator) << ")  discontinuous near "
+    << " (" << estimators << ")  discontinuous near "
     << fixed(100.0 * p.discontinuity_fraction) << " %";
   if (p.n_undefined > 0) t << "  (undefined in " << p.n_undefined << ")";
   t << "  [" << it.evaluations << " sweeps]\n";
@@ -170,11 +172,7 @@ std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::
 
 // --optimize: what is minimised, then iterations as they are accepted (print_iterate), then
 // report_optimization: the final design, DIR/optimization.json and the final design's summary.
-std::vector<std::string> design_names(const SweepSetup& s) {
-  std::vector<std::string> names;
-  for (int p : s.study.design_parameters()) names.push_back(s.model.info().param_names[p]);
-  return names;
-}
+std::vector<std::string> design_names(const SweepSetup& s) { return s.study.gradient_names(s.model.info()); }
 
 void announce_optimization(const SweepSetup& s) {
   std::cout << "saltation sweep --optimize: minimising E[" << s.study.objectives[s.settings.objective].name << "]";

@@ -312,6 +312,27 @@ std::vector<int> Study::design_parameters() const {
   return out;
 }
 
+std::vector<std::string> Study::gradient_names(const ModelInfo& info) const {
+  std::vector<std::string> out;
+  for (int p : design_parameters()) out.push_back(info.param_names[p]);
+  for (const DistributionDesign& dd : distribution_designs) out.push_back(dd.name);
+  return out;
+}
+
+std::vector<double> Study::gradient_values() const {
+  std::vector<double> out;
+  for (int p : design_parameters()) out.push_back(parameters[p].a);
+  for (const DistributionDesign& dd : distribution_designs) out.push_back(field_value(parameters[dd.parameter], dd.field));
+  return out;
+}
+
+void Study::set_gradient_values(const std::vector<double>& values) {
+  std::size_t next = 0;
+  for (int p : design_parameters()) parameters[p] = Distribution::design(values[next++]);
+  for (const DistributionDesign& dd : distribution_designs)
+    parameters[dd.parameter] = with_field(parameters[dd.parameter], dd.field, values[next++]);
+}
+
 Study parse_study(const json& j, const ModelInfo& info) {
   const io::JsonObject top(j, "");
   Study s;

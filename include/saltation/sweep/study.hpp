@@ -94,6 +94,9 @@ struct Study {
   std::vector<int> design_parameters() const;  // indices of the design parameters
   // What the study differentiates by: the design parameters, then the distribution designs.
   int n_gradients() const { return static_cast<int>(design_parameters().size() + distribution_designs.size()); }
+  std::vector<std::string> gradient_names(const ModelInfo& info) const;  // "e", "h0.mean"
+  std::vector<double> gradient_values() const;                           // their values
+  void set_gradient_values(const std::vector<double>& values);           // n_gradients() values
 };
 
 // Reads a study for the model `info` (the model itself is read with io::parse_model_choice).
