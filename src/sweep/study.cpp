@@ -293,12 +293,13 @@ HistogramRange padded_range(double low, double high, std::uint32_t bins) {
 // and the memory of a study stays the same however many samples it has.
 constexpr std::uint64_t kMaxChunkSamples = 65536;
 
-// Host and device bytes one trajectory of the batch takes: its parameters, its observation
-// (status, n_events and the objective rows) and, with records, every event and derivative.
-std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Study& study, int n_design, int capacity) {
+// Host and device bytes one sample takes: per trajectory (rows_per_sample of them) its parameters
+// and its observation (status, n_events and the objective rows); with records, the plain sample's
+// every event and derivative besides.
+std::uint64_t bytes_per_sample(const ModelInfo& info, const Study& study, int n_design, int capacity, int rows) {
   const std::uint64_t N = info.N, P = info.P, C = capacity;
   const std::uint64_t outputs = value_row(study, study.objectives.size(), n_design);
-  const std::uint64_t observed = 8 * P + 4 + 4 + 8 * outputs;
+  const std::uint64_t observed = (8 * P + 4 + 4 + 8 * outputs) * rows;
   if (!records_events(study)) return observed;
   return observed + 4 + 8 + 8 * N + 4 + C * (8 + 4 + 4 + 16 * N) + 8 * N * P + 8 * C * P + 8 * C * N * P;
 }
@@ -652,9 +653,35 @@ struct Evaluator {
       t.obs = model.observe(t.batch, options, std::move(specs), design, backend);
       return t;
     }
-    t.record = model.solve(t.batch, options, backend);
-    t.obs = replay_observation(t.record, std::move(specs), design);
+    // Only the plain samples (rows A) feed the boundary terms: they alone are recorded, the
+    // Saltelli and referee rows are observed as before.
+    const Batch plain = rows_of(t.batch, 0, count);
+    t.record = model.solve(plain, options, backend);
+    t.obs = replay_observation(t.record, specs, design);
+    if (rows_per_sample() > 1) {
+      const Batch rest = rows_of(t.batch, count, t.batch.n);
+      append_observation(t.obs, model.observe(rest, options, std::move(specs), design, backend));
+    }
     return t;
+  }
+  // Rows [first, end) of a batch.
+  static Batch rows_of(const Batch& batch, std::size_t first, std::size_t end) {
+    Batch out(end - first, batch.P);
+    for (std::size_t b = first; b < end; ++b)
+      for (int p = 0; p < batch.P; ++p) out.at(b - first, p) = batch.at(b, p);
+    return out;
+  }
+  // `later`'s trajectories after `obs`'s (the same objectives and design).
+  static void append_observation(Observation& obs, const Observation& later) {
+    Observation both(obs.n + later.n, obs.objectives, obs.design);
+    for (int row = 0; row < obs.n_outputs; ++row)
+      for (std::size_t i = 0; i < both.n; ++i)
+        both.values[row * both.n + i] = i < obs.n ? obs.value(i, row) : later.value(i - obs.n, row);
+    for (std::size_t i = 0; i < both.n; ++i) {
+      both.status[i] = i < obs.n ? obs.status[i] : later.status[i - obs.n];
+      both.n_events[i] = i < obs.n ? obs.n_events[i] : later.n_events[i - obs.n];
+    }
+    obs = std::move(both);
   }
 
   // The block tree's inputs of samples [first, first + count) from their trajectories, in the
@@ -891,7 +918,7 @@ BlockRange shard_blocks(const Study& study, const StudyRun& run, const json& hea
 std::uint64_t chunk_samples(const Evaluator& ev, const StudyRun& run) {
   const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
   const std::uint64_t per_sample =
-      bytes_per_trajectory(ev.model.info(), ev.study, ev.n_design(), ev.options.event_capacity) * ev.rows_per_sample();
+      bytes_per_sample(ev.model.info(), ev.study, ev.n_design(), ev.options.event_capacity, ev.rows_per_sample());
   const std::uint64_t fitting = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
   const std::uint64_t block = ev.study.block_size;
   return fitting >= block ? fitting / block * block : fitting;
