@@ -288,6 +288,37 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   fs::remove_all(dir);
 }
 
+// A design study's summary through the command: per objective and design parameter the chosen
+// estimate with its estimator, the discontinuity diagnostic and the referee; the whole-trajectory
+// share under its explicit name only.
+TEST(SweepCli, SummaryHoldsEachGradientsEstimatorDiagnosticAndReferee) {
+  ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltation_gradients_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  json study = ball_study(2000, false, false);
+  study["objectives"].push_back({{"name", "bounces"}, {"event_count", true}});
+  study["gradient_check"] = {{"delta", 0.01}};
+  std::ofstream(dir / "study.json") << study.dump();
+  ASSERT_EQ(run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --out '" + (dir / "out").string() + "'"), 0);
+  std::ifstream f(dir / "out" / "summary.json");
+  const json s = json::parse(f);
+  EXPECT_TRUE(s.contains("event_count_change_fraction"));
+  EXPECT_FALSE(s.contains("topology_change_fraction"));
+  for (const char* name : {"t2", "x", "bounces"}) {
+    const json& g = s.at("objectives").at(name).at("gradient").at("e");
+    EXPECT_EQ(g.at("estimator"), "corrected") << name;
+    for (const char* key : {"mean", "std_error", "pathwise", "corrected", "discontinuity", "referee"})
+      EXPECT_TRUE(g.contains(key)) << name << " " << key;
+    for (const char* key : {"fraction", "std_error", "boundary_term", "boundary_term_std_error", "bandwidth"})
+      EXPECT_TRUE(g.at("discontinuity").contains(key)) << name << " " << key;
+    EXPECT_TRUE(g.at("referee").contains("agrees")) << name;
+  }
+  EXPECT_EQ(s.at("objectives").at("t2").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_GT(s.at("objectives").at("bounces").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(), 0.0);
+  fs::remove_all(dir);
+}
+
 TEST(SweepCli, SigintAndSigtermStopWithinASecondAndWriteNothing) {
   ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
   namespace fs = std::filesystem;
