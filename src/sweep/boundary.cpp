@@ -53,11 +53,14 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
     const double margin = t_final - r.event_time(i, c);
     if (!(margin < h) || jump == 0.0) return;
     const double kernel = boundary_kernel(margin, h);
+    // A grazing event's time has no derivative (DESIGN.md section 3): it is a discontinuity, below,
+    // without a boundary term.
+    const bool grazing = r.ev_flags[static_cast<std::size_t>(c) * r.n + i] & EventGrazing;
     for (std::size_t d = 0; d < D; ++d) {
       const double dt = slopes[d] * r.event_dt(i, c, parameters[d]);
       if (dt == 0.0) continue;
       near[d] = 1.0;
-      if (std::isfinite(dt)) z[d] += kernel * -dt * jump;
+      if (std::isfinite(dt) && !grazing) z[d] += kernel * -dt * jump;
     }
   });
   // A grazing event may vanish (or a new one appear) under any change of theta; a trajectory

@@ -420,6 +420,11 @@ TEST(Gradients, BoundaryTermsOfOneRecord) {
   terms(first);  // event 2 ceases to exist past t_final: J = 1
   EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0, 1e-12);
 
+  r.ev_flags[2] = EventGrazing;  // grazing at the horizon: its time has no derivative, no term
+  terms(count);
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 1.0);
+  r.ev_flags[2] = 0;
   r.ev_flags[0] = EventGrazing;  // a grazing event anywhere before the horizon moves a count
   r.ev_t[2] = 0.5;
   terms(count);
