@@ -1052,6 +1052,10 @@ json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, cons
                             {"boundary_term", p.boundary.mean},
                             {"boundary_term_std_error", p.boundary.std_error},
                             {"bandwidth", columns.bandwidth}};
+      // Settling is decided by the impact's normal speed against v_stop, which the records do not
+      // hold: a trajectory may stop at another event as theta moves, unseen by the diagnostic.
+      if (header.at("options").at("v_stop").get<double>() > 0.0)
+        j["discontinuity"]["unseen"] = "settling (options.v_stop): the normal-speed threshold is not recorded";
     }
     if (p.has_referee) {
       j["referee"] = estimate_json(p.referee);
