@@ -3,7 +3,10 @@
 
 Writes into DIR, from DIR/summary.json:
   objective_<name>.png   the objective's histogram (pilot range), mean and 5-95 % quantiles marked
-  gradients.png          E[dL/dtheta] per objective and design parameter, with 2 standard errors
+  gradients.png          dE[L]/dtheta per objective and design parameter, with 2 standard errors: the
+                         estimator used, the pathwise and likelihood-ratio ones beside it, the
+                         referee (gradient_check) and
+                         whether it agrees, the share of samples near a discontinuity
   sobol.png              first-order and total Sobol indices with their intervals (sobol studies)
   outcomes.png           how many samples ended with each status and each event count
 Needs matplotlib and numpy (scripts/setup installs them into .venv).
@@ -46,18 +49,44 @@ def objective_histograms(summary, out):
 
 
 def gradients(summary, out):
-    bars = [(f"{name}\nd/d{p}", g["mean"], g["std_error"])
-            for name, o in summary["objectives"].items() for p, g in o.get("gradient", {}).items()]
+    """Per objective and design parameter: the chosen estimate (its estimator in the label) with
+    2 standard errors, the pathwise one beside it where they differ, the likelihood-ratio one for
+    a design parameter of a sampling distribution, the referee's central
+    difference when it ran (marked by whether it agrees), and the share of samples near a
+    discontinuity of the objective (the diagnostic that says when the pathwise one is biased)."""
+    bars = [(name, p, g) for name, o in summary["objectives"].items() for p, g in o.get("gradient", {}).items()]
     if not bars:
         return []
-    labels, means, errors = zip(*bars)
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(bars)), 3.5))
-    ax.bar(range(len(bars)), means, yerr=2 * np.array(errors), capsize=4)
-    ax.set_xticks(range(len(bars)), labels, fontsize=8)
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(bars)), 4))
+    x = np.arange(len(bars))
+    means = [g["mean"] for _, _, g in bars]
+    errors = [g["std_error"] for _, _, g in bars]
+    ax.bar(x - 0.2, means, width=0.4, yerr=2 * np.array(errors), capsize=4, label="estimate (its estimator below)")
+    pathwise = [(i, g["pathwise"]) for i, (_, _, g) in enumerate(bars)
+                if "pathwise" in g and g["estimator"] != "pathwise" and g["discontinuity"]["fraction"] > 0]
+    if pathwise:
+        ax.errorbar([i + 0.2 for i, _ in pathwise], [p["mean"] for _, p in pathwise],
+                    yerr=[2 * p["std_error"] for _, p in pathwise], fmt="o", color="gray", capsize=3,
+                    label="pathwise (misses the boundary term)")
+    ratios = [(i, g["likelihood_ratio"]) for i, (_, _, g) in enumerate(bars) if "likelihood_ratio" in g]
+    if ratios:
+        ax.errorbar([i + 0.3 for i, _ in ratios], [r["mean"] for _, r in ratios],
+                    yerr=[2 * r["std_error"] for _, r in ratios], fmt="s", color="purple", capsize=3,
+                    label="likelihood ratio (a distribution's design)")
+    for agrees, color, label in ((True, "green", "referee agrees"), (False, "red", "referee disagrees")):
+        refs = [(i, g["referee"]) for i, (_, _, g) in enumerate(bars)
+                if "referee" in g and g["referee"]["agrees"] == agrees]
+        if refs:
+            ax.errorbar([i for i, _ in refs], [r["mean"] for _, r in refs], yerr=[2 * r["std_error"] for _, r in refs],
+                        fmt="D", color=color, capsize=3, label=f"{label} (central difference)")
+    labels = []
+    for name, p, g in bars:
+        near = g.get("discontinuity", {}).get("fraction")
+        labels.append(f"{name}\nd/d{p} ({g['estimator']})" + (f"\nnear jump: {100 * near:.2g} %" if near is not None else ""))
+    ax.set_xticks(x, labels, fontsize=7)
     ax.axhline(0, color="k", lw=0.5)
-    fraction = summary.get("topology_change_fraction", 0.0)
-    ax.set_title(f"pathwise E[dL/dθ] ± 2 s.e.\nthe event count differs from the nominal one in {100 * fraction:.1f} % "
-                 "of samples", fontsize=9)
+    ax.set_title("dE[L]/dθ ± 2 s.e.; 'near jump': share of samples where L is discontinuous in θ", fontsize=9)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     path = os.path.join(out, "gradients.png")
     fig.savefig(path, dpi=120)

@@ -71,6 +71,30 @@ std::string fixed(double x) {
   return s.str();
 }
 
+// One design parameter's gradient line: the estimate and its estimator, the share of samples near
+// a discontinuity (with the boundary term's size), the likelihood-ratio estimate of a
+// distribution's design, the referee when it ran.
+std::string gradient_text(const std::string& param, const json& g) {
+  std::ostringstream t;
+  t << "    d/d" << param << ": " << fixed(g.at("mean")) << " +- " << fixed(g.at("std_error")) << " ("
+    << g.at("estimator").get<std::string>() << ")";
+  if (g.contains("discontinuity")) {
+    const json& d = g.at("discontinuity");
+    t << "; discontinuous near " << fixed(100.0 * d.at("fraction").get<double>()) << " % of samples, boundary term "
+      << fixed(d.at("boundary_term")) << " +- " << fixed(d.at("boundary_term_std_error"));
+    if (d.contains("unseen")) t << " (not seen: settling at v_stop)";
+  }
+  if (g.contains("likelihood_ratio"))
+    t << "; likelihood ratio " << fixed(g.at("likelihood_ratio").at("mean")) << " +- "
+      << fixed(g.at("likelihood_ratio").at("std_error"));
+  if (g.contains("referee")) {
+    const json& r = g.at("referee");
+    t << "; referee " << fixed(r.at("mean")) << " +- " << fixed(r.at("std_error"))
+      << (r.at("agrees").get<bool>() ? " agrees" : " DISAGREES");
+  }
+  return t.str() + "\n";
+}
+
 // The readable summary printed after a complete study.
 std::string summary_text(const json& s, const std::string& dir) {
   std::ostringstream t;
@@ -81,8 +105,8 @@ std::string summary_text(const json& s, const std::string& dir) {
   for (const auto& [name, count] : s.at("statuses").items()) t << " " << name << "=" << count;
   t << "\n  event counts:";
   for (const auto& [count, n] : s.at("event_counts").items()) t << " " << count << ":" << n;
-  t << "\n  nominal trajectory: " << s.at("nominal").at("n_events") << " events; topology changed in "
-    << fixed(100.0 * s.at("topology_change_fraction").get<double>()) << " % of samples\n";
+  t << "\n  nominal trajectory: " << s.at("nominal").at("n_events") << " events; event count differs in "
+    << fixed(100.0 * s.at("event_count_change_fraction").get<double>()) << " % of samples\n";
   for (const auto& [name, o] : s.at("objectives").items()) {
     t << "  " << name << ": mean " << fixed(o.at("mean")) << " +- " << fixed(o.at("std_error")) << " (sd "
       << fixed(o.at("sd")) << ", n " << o.at("n");
@@ -91,8 +115,7 @@ std::string summary_text(const json& s, const std::string& dir) {
     if (o.contains("q05")) t << ", 5-95 %: [" << fixed(o.at("q05")) << ", " << fixed(o.at("q95")) << "]";
     t << "\n";
     if (o.contains("gradient"))
-      for (const auto& [param, g] : o.at("gradient").items())
-        t << "    d/d" << param << ": " << fixed(g.at("mean")) << " +- " << fixed(g.at("std_error")) << "\n";
+      for (const auto& [param, g] : o.at("gradient").items()) t << gradient_text(param, g);
     if (o.contains("sobol"))
       for (const auto& [param, si] : o.at("sobol").items())
         t << "    Sobol " << param << ": S1 " << fixed(si.at("S1")) << " +- " << fixed(si.at("S1_conf")) << ", ST "
@@ -130,14 +153,19 @@ void write_outputs(const sweep::StudyResult& result, const std::string& dir, con
   if (print) std::cout << summary_text(summary, dir);
 }
 
-// One line per accepted iterate: iteration, design, E[L], sd[L], |projected gradient|_inf, topology change.
+// One line per accepted iterate: iteration, design, E[L], sd[L], |projected gradient|_inf and its
+// estimator, the share of samples near a discontinuity of L.
 std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::string>& names) {
   std::ostringstream t;
   const sweep::DesignPoint& p = it.point;
   t << "  iteration " << it.iteration << ":";
   for (std::size_t d = 0; d < names.size(); ++d) t << " " << names[d] << "=" << fixed(p.design[d]);
+  std::string estimators;
+  for (const std::string& e : p.estimators)
+    if (estimators.find(e) == std::string::npos) estimators += (estimators.empty() ? "" : ", ") + e;
   t << "  mean " << fixed(p.mean) << "  sd " << fixed(p.sd) << "  |grad| " << fixed(p.projected_gradient_norm)
-    << "  topology changed " << fixed(100.0 * p.topology_change_fraction) << " %";
+    << " (" << estimators << ")  discontinuous near "
+    << fixed(100.0 * p.discontinuity_fraction) << " %";
   if (p.n_undefined > 0) t << "  (undefined in " << p.n_undefined << ")";
   t << "  [" << it.evaluations << " sweeps]\n";
   return t.str();
@@ -145,11 +173,7 @@ std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::
 
 // --optimize: what is minimised, then iterations as they are accepted (print_iterate), then
 // report_optimization: the final design, DIR/optimization.json and the final design's summary.
-std::vector<std::string> design_names(const SweepSetup& s) {
-  std::vector<std::string> names;
-  for (int p : s.study.design_parameters()) names.push_back(s.model.info().param_names[p]);
-  return names;
-}
+std::vector<std::string> design_names(const SweepSetup& s) { return s.study.gradient_names(s.model.info()); }
 
 void announce_optimization(const SweepSetup& s) {
   std::cout << "saltation sweep --optimize: minimising E[" << s.study.objectives[s.settings.objective].name << "]";

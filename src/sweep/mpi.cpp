@@ -322,15 +322,16 @@ RobustDesignResult optimize_design_on_ranks(const Session& session, const AnyMod
   });
   // Rank 0's command to the others: {stop (0) or sweep (1), the sobol flag, the design values}.
   // The rest of a design's study is the one every rank was given.
-  const std::vector<int> design = study.design_parameters();
-  std::vector<double> command(2 + design.size());
+  const std::size_t n_design = study.gradient_values().size();
+  std::vector<double> command(2 + n_design);
   const auto broadcast = [&] { MPI_Bcast(command.data(), static_cast<int>(command.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD); };
 
   if (session.rank() == 0) {
     const StudySweep sweep = [&](const Study& at) {
       command[0] = 1;
       command[1] = at.sobol ? 1 : 0;
-      for (std::size_t d = 0; d < design.size(); ++d) command[2 + d] = at.parameters[design[d]].a;
+      const std::vector<double> values = at.gradient_values();
+      std::copy(values.begin(), values.end(), command.begin() + 2);
       broadcast();
       return run_study_on_ranks(session, model, at, run);
     };
@@ -355,7 +356,7 @@ RobustDesignResult optimize_design_on_ranks(const Session& session, const AnyMod
     if (command[0] == 0) break;
     Study at = study;
     at.sobol = command[1] != 0;
-    for (std::size_t d = 0; d < design.size(); ++d) at.parameters[design[d]] = Distribution::design(command[2 + d]);
+    at.set_gradient_values(std::vector<double>(command.begin() + 2, command.end()));
     (void)run_study_on_ranks(session, model, at, run);
   }
   agree(session, [] {});

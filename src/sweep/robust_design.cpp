@@ -13,6 +13,7 @@
 
 #include "saltation/errors.hpp"
 #include "saltation/io/json_object.hpp"
+#include "saltation/sweep/gradient_estimate.hpp"
 
 namespace saltation::sweep {
 
@@ -35,24 +36,25 @@ struct LineSearchStalled {
 
 // Settings checks shared by the parser and the library call; messages name the study's keys.
 void check_settings(const RobustDesignSettings& s, const Study& study, const ModelInfo& info) {
-  const std::vector<int> design = study.design_parameters();
+  const std::vector<std::string> design = study.gradient_names(info);
+  const std::vector<double> start = study.gradient_values();
   if (design.empty())
     throw InvalidInput("parameters", -1, "no design parameter to optimise: mark at least one {\"design\": value}");
   if (s.objective < 0 || s.objective >= static_cast<int>(study.objectives.size()))
     throw InvalidInput("optimize.objective", -1, "is not an objective of the study");
   const Objective& objective = study.objectives[s.objective];
-  if (!objective.differentiable())
+  if (!objective.differentiable() && objective.gradient != GradientEstimator::corrected)
     throw InvalidInput("optimize.objective", -1,
-                       "\"" + objective.name + "\" is piecewise constant: it has no gradient to descend");
+                       "\"" + objective.name +
+                           "\" is piecewise constant and its gradient is pathwise (0): give it \"gradient\": \"corrected\"");
   if (!(s.lambda >= 0.0) || !std::isfinite(s.lambda)) throw InvalidInput("optimize.lambda", -1, "must be a number >= 0");
   if (s.lower.size() != design.size() || s.upper.size() != design.size())
     throw InvalidInput("optimize.bounds", -1, "needs one lower and one upper bound per design parameter");
   for (std::size_t d = 0; d < design.size(); ++d) {
-    const std::string key = "optimize.bounds." + info.param_names[design[d]];
-    const double start = study.parameters[design[d]].a;
+    const std::string key = "optimize.bounds." + design[d];
     if (!(s.lower[d] < s.upper[d])) throw InvalidInput(key, -1, "must be [low, high] with low < high");
-    if (start < s.lower[d] || start > s.upper[d])
-      throw InvalidInput(key, -1, "the design value " + std::to_string(start) + " lies outside the bounds");
+    if (start[d] < s.lower[d] || start[d] > s.upper[d])
+      throw InvalidInput(key, -1, "the design value " + std::to_string(start[d]) + " lies outside the bounds");
   }
   if (s.max_iterations < 1) throw InvalidInput("optimize.max_iterations", -1, "must be >= 1");
   if (!(s.gradient_tolerance >= 0.0)) throw InvalidInput("optimize.gradient_tolerance", -1, "must be >= 0");
@@ -66,8 +68,7 @@ class DesignObjective {
  public:
   DesignObjective(const Study& study, const RobustDesignSettings& settings, const StudySweep& sweep,
                   const DesignProgress& on_iterate)
-      : study_(study), settings_(settings), sweep_(sweep), on_iterate_(on_iterate),
-        design_(study.design_parameters()) {
+      : study_(study), settings_(settings), sweep_(sweep), on_iterate_(on_iterate) {
     // Sobol indices are not part of F; the final design gets them from one more sweep.
     study_.sobol = false;
   }
@@ -94,8 +95,7 @@ class DesignObjective {
 
   // The start, evaluated before LBFGSpp sees it, so that an unusable start is the caller's error.
   void start() {
-    std::vector<double> design;
-    for (int p : design_) design.push_back(study_.parameters[p].a);
+    const std::vector<double> design = study_.gradient_values();
     last_ = evaluate(design);
     if (!std::isfinite(last_.point.value))
       throw InvalidInput("optimize.objective", -1,
@@ -126,7 +126,7 @@ class DesignObjective {
 
   Evaluation evaluate(const std::vector<double>& design) {
     Study at = study_;
-    for (std::size_t d = 0; d < design_.size(); ++d) at.parameters[design_[d]] = Distribution::design(design[d]);
+    at.set_gradient_values(design);
     Evaluation e;
     try {
       e.study = sweep_(at);
@@ -141,7 +141,20 @@ class DesignObjective {
     p.design = design;
     p.n_undefined = summary.n_non_finite();
     p.n_defined = summary.n_samples() - p.n_undefined;
-    p.topology_change_fraction = total.outcomes().moments().mean(2);
+    // dE[L]/dtheta as the objective's estimator gives it (the boundary-corrected one where L jumps
+    // at t_final), or for a distribution's design where L is discontinuous the likelihood ratio;
+    // the spread's term Cov(L, dL/dtheta) stays pathwise.
+    const ObjectiveColumns columns = objective_columns(e.study.header, settings_.objective);
+    const ObjectiveGradient mean_gradient = objective_gradient(summary, columns, nullptr, 0.0);
+    p.discontinuity_fraction = 0.0;
+    std::vector<Estimate> mean_terms;
+    for (std::size_t d = 0; d < design.size(); ++d) {
+      const ParameterGradient& g = mean_gradient.parameters[d];
+      p.discontinuity_fraction = std::max(p.discontinuity_fraction, g.discontinuity.mean);
+      const bool ratio = g.has_likelihood_ratio && g.discontinuity.mean > 0.0;
+      p.estimators.push_back(ratio ? "likelihood_ratio" : estimator_name(mean_gradient.estimator));
+      mean_terms.push_back(ratio ? g.likelihood_ratio : mean_gradient.chosen(d));
+    }
     if (p.n_defined < 2) {
       p.value = std::numeric_limits<double>::quiet_NaN();
       return e;
@@ -151,11 +164,11 @@ class DesignObjective {
     p.std_error = m.standard_error(0);
     p.value = p.mean + settings_.lambda * p.sd;
     // d sd / dtheta = d Var / dtheta / (2 sd) = Cov(L, dL/dtheta) / sd; without spread it is 0.
-    const bool sd_term = settings_.lambda > 0.0 && p.sd > 0.0;
+    const bool sd_term = settings_.lambda > 0.0 && p.sd > 0.0 && columns.pathwise;
     p.projected_gradient_norm = 0.0;
-    for (std::size_t d = 0; d < design_.size(); ++d) {
+    for (std::size_t d = 0; d < design.size(); ++d) {
       const int column = 1 + static_cast<int>(d);
-      const double g = m.mean(column) + (sd_term ? settings_.lambda * m.covariance(0, column) / p.sd : 0.0);
+      const double g = mean_terms[d].mean + (sd_term ? settings_.lambda * m.covariance(0, column) / p.sd : 0.0);
       p.gradient.push_back(g);
       const double projected = std::clamp(design[d] - g, settings_.lower[d], settings_.upper[d]) - design[d];
       p.projected_gradient_norm = std::max(p.projected_gradient_norm, std::abs(projected));
@@ -167,7 +180,6 @@ class DesignObjective {
   const RobustDesignSettings& settings_;
   const StudySweep& sweep_;
   const DesignProgress& on_iterate_;
-  const std::vector<int> design_;
   Evaluation last_, accepted_, best_trial_;  // best_trial_: the lowest F since the last accepted iterate
   std::vector<DesignIterate> history_;
   int evaluations_ = 0;
@@ -217,8 +229,7 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
                                    const StudySweep& sweep, const DesignProgress& on_iterate) {
   const ModelInfo& info = model.info();
   check_settings(settings, study, info);
-  const std::vector<int> design = study.design_parameters();
-  const int n = static_cast<int>(design.size());
+  const int n = study.n_gradients();
 
   LBFGSpp::LBFGSBParam<double> param;
   param.epsilon = settings.gradient_tolerance;
@@ -234,7 +245,7 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
     std::rethrow_exception(e.error);  // the first sweep failed: the caller's error, as it was thrown
   }
   RobustDesignResult result;
-  for (int p : design) result.design_names.push_back(info.param_names[p]);
+  result.design_names = study.gradient_names(info);
   const Eigen::VectorXd lower = Eigen::Map<const Eigen::VectorXd>(settings.lower.data(), n);
   const Eigen::VectorXd upper = Eigen::Map<const Eigen::VectorXd>(settings.upper.data(), n);
   const auto iterations = [&] { return objective.history().back().iteration; };
@@ -283,7 +294,7 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
   if (study.sobol) {
     Study final_design = study;
     const DesignPoint& last = result.history.back().point;
-    for (int d = 0; d < n; ++d) final_design.parameters[design[d]] = Distribution::design(last.design[d]);
+    final_design.set_gradient_values(last.design);
     result.final_study = sweep(final_design);
   } else {
     result.final_study = std::move(objective.accepted_study());
@@ -308,8 +319,7 @@ RobustDesignSettings parse_robust_design(const json& study, const Study& parsed,
     throw InvalidInput(o.path("objective"), -1, "\"" + name + "\" is not an objective of the study (" + names + ")");
   s.lambda = o.number("lambda", s.lambda);
   const io::JsonObject bounds = o.object("bounds");
-  for (int p : parsed.design_parameters()) {
-    const std::string& param = info.param_names[p];
+  for (const std::string& param : parsed.gradient_names(info)) {
     double low = -HUGE_VAL, high = HUGE_VAL;
     if (bounds.has(param)) {
       const std::vector<double> pair = bounds.numbers(param);
@@ -330,7 +340,7 @@ RobustDesignSettings parse_robust_design(const json& study, const Study& parsed,
 }
 
 json optimization_json(const RobustDesignResult& result, const RobustDesignSettings& settings, const Study& study) {
-  const auto by_name = [&](const std::vector<double>& values) {
+  const auto by_name = [&](const auto& values) {
     json j = json::object();
     for (std::size_t d = 0; d < values.size(); ++d) j[result.design_names[d]] = values[d];
     return j;
@@ -352,7 +362,8 @@ json optimization_json(const RobustDesignResult& result, const RobustDesignSetti
                        {"std_error", p.std_error},
                        {"gradient", by_name(p.gradient)},
                        {"projected_gradient_norm", p.projected_gradient_norm},
-                       {"topology_change_fraction", p.topology_change_fraction},
+                       {"gradient_estimator", by_name(p.estimators)},
+                       {"discontinuity_fraction", p.discontinuity_fraction},
                        {"n_defined", p.n_defined},
                        {"n_undefined", p.n_undefined}});
   }

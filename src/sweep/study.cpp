@@ -15,6 +15,10 @@
 #include "saltation/io/json_object.hpp"
 #include "saltation/io/npy.hpp"
 #include "saltation/status.hpp"
+#include "saltation/sweep/boundary.hpp"
+#include "saltation/sweep/gradient_estimate.hpp"
+#include "saltation/sweep/score.hpp"
+#include "replay_observation.hpp"
 
 namespace saltation::sweep {
 
@@ -91,11 +95,30 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
       if (wanted == status_name(static_cast<Status>(s))) ob.status = s;
     if (ob.status < 0) throw InvalidInput(o.path("status"), -1, "\"" + wanted + "\" is not a status name (docs/schema.md)");
   }
+  const std::string gradient = o.choice("gradient", {"pathwise", "corrected"}, "corrected");
+  ob.gradient = gradient == "corrected" ? GradientEstimator::corrected : GradientEstimator::pathwise;
+  ob.bandwidth = o.number("bandwidth", 0.0);
+  if (o.has("bandwidth") && !(std::isfinite(ob.bandwidth) && ob.bandwidth > 0.0))
+    throw InvalidInput(o.path("bandwidth"), -1, "must be a positive time (the boundary kernel's width, docs/sweep.md)");
   o.reject_unknown("an objective");
   return ob;
 }
 
-Distribution parse_parameter(const json& v, const std::string& where) {
+// The keys of a distribution's fields a, b, c, d, in field order.
+std::vector<std::string> field_keys(DistributionKind kind) {
+  switch (kind) {
+    case DistributionKind::uniform: return {"low", "high"};
+    case DistributionKind::normal: return {"mean", "sigma"};
+    case DistributionKind::lognormal: return {"mu", "sigma"};
+    case DistributionKind::truncnormal: return {"mean", "sigma", "low", "high"};
+    default: return {};
+  }
+}
+
+// Parameter p (`name`): a number, {"design": v} or {"dist": ...} whose fields are numbers or
+// {"design": v} (appended to `designs`).
+Distribution parse_parameter(const json& v, const std::string& where, int p, const std::string& name,
+                             std::vector<DistributionDesign>& designs) {
   if (v.is_number()) return Distribution::fixed(v.get<double>());
   const io::JsonObject o(v, where);
   Distribution d;
@@ -105,10 +128,23 @@ Distribution parse_parameter(const json& v, const std::string& where) {
     d = Distribution::design(o.number("design"));
   } else if (o.has("dist")) {
     const std::string dist = o.choice("dist", {"uniform", "normal", "lognormal", "truncnormal"}, "");
-    if (dist == "uniform") d = Distribution::uniform(o.number("low"), o.number("high"));
-    else if (dist == "normal") d = Distribution::normal(o.number("mean"), o.number("sigma"));
-    else if (dist == "lognormal") d = Distribution::lognormal(o.number("mu"), o.number("sigma"));
-    else d = Distribution::truncnormal(o.number("mean"), o.number("sigma"), o.number("low"), o.number("high"));
+    d.kind = dist == "uniform"     ? DistributionKind::uniform
+             : dist == "normal"    ? DistributionKind::normal
+             : dist == "lognormal" ? DistributionKind::lognormal
+                                   : DistributionKind::truncnormal;
+    const std::vector<std::string> keys = field_keys(d.kind);
+    for (std::size_t f = 0; f < keys.size(); ++f) {
+      double value;
+      if (o.has(keys[f]) && o.raw(keys[f]).is_object()) {
+        const io::JsonObject field(o.raw(keys[f]), o.path(keys[f]));
+        value = field.number("design");
+        field.reject_unknown("a distribution's design field (design)");
+        designs.push_back({p, static_cast<int>(f), name + "." + keys[f]});
+      } else {
+        value = o.number(keys[f]);
+      }
+      d = with_field(d, static_cast<int>(f), value);
+    }
   } else {
     throw InvalidInput(where, -1, "must be a number, {\"design\": value} or {\"dist\": ...} (docs/sweep.md)");
   }
@@ -135,17 +171,18 @@ double mean_of(const Distribution& d) {
   return d.a;
 }
 
-json distribution_json(const Distribution& d) {
-  switch (d.kind) {
-    case DistributionKind::fixed: return d.a;
-    case DistributionKind::design: return {{"design", d.a}};
-    case DistributionKind::uniform: return {{"dist", "uniform"}, {"low", d.a}, {"high", d.b}};
-    case DistributionKind::normal: return {{"dist", "normal"}, {"mean", d.a}, {"sigma", d.b}};
-    case DistributionKind::lognormal: return {{"dist", "lognormal"}, {"mu", d.a}, {"sigma", d.b}};
-    case DistributionKind::truncnormal:
-      return {{"dist", "truncnormal"}, {"mean", d.a}, {"sigma", d.b}, {"low", d.c}, {"high", d.d}};
-  }
-  return nullptr;
+// Parameter p's distribution as the study gave it: a design field as {"design": value}.
+json distribution_json(const Study& study, int p) {
+  const Distribution& d = study.parameters[p];
+  if (d.kind == DistributionKind::fixed) return d.a;
+  if (d.kind == DistributionKind::design) return {{"design", d.a}};
+  static const char* names[] = {"fixed", "design", "uniform", "normal", "lognormal", "truncnormal"};
+  json j = {{"dist", names[static_cast<int>(d.kind)]}};
+  const std::vector<std::string> keys = field_keys(d.kind);
+  for (std::size_t f = 0; f < keys.size(); ++f) j[keys[f]] = field_value(d, static_cast<int>(f));
+  for (const DistributionDesign& dd : study.distribution_designs)
+    if (dd.parameter == p) j[keys[dd.field]] = {{"design", field_value(d, dd.field)}};
+  return j;
 }
 
 json objective_json(const Objective& o, const ModelInfo& info) {
@@ -219,7 +256,31 @@ bool user_differentiable(const Study& study, const std::vector<std::size_t>& inp
   return true;
 }
 
-constexpr int kOutcomes = 3;  // status, n_events, topology_changed
+constexpr int kOutcomes = 3;  // status, n_events, event_count_changed (against the nominal trajectory)
+
+// A study with design parameters records every event of its trajectories (times, states and their
+// derivatives): the boundary terms and discontinuity diagnostics are read from them (boundary.hpp).
+bool records_events(const Study& study) { return study.n_gradients() > 0; }
+
+// The width of objective o's summary (built-in objectives first, then the user objectives): its
+// value, its derivatives by the G design parameters when it has them, with records for a built-in
+// objective the kernel terms z_d and the discontinuity indicators near_d, then per distribution
+// design its score and L times it (gradient_estimate.hpp's columns).
+int summary_width(const Study& study, const std::vector<std::vector<std::size_t>>& users, std::size_t o) {
+  const int G = study.n_gradients(), scores = 2 * static_cast<int>(study.distribution_designs.size());
+  if (o >= study.objectives.size())
+    return 1 + (user_differentiable(study, users[o - study.objectives.size()]) ? G : 0) + scores;
+  return 1 + gradient_width(study.objectives[o], G) + (records_events(study) ? 2 * G : 0) + scores;
+}
+
+// The parameters a study's solves differentiate by: the design parameters, then those sampled
+// from a distribution with a design field (each once).
+std::vector<int> sensitivity_parameters(const Study& study) {
+  std::vector<int> out = study.design_parameters();
+  for (const DistributionDesign& dd : study.distribution_designs)
+    if (std::find(out.begin(), out.end(), dd.parameter) == out.end()) out.push_back(dd.parameter);
+  return out;
+}
 
 HistogramRange padded_range(double low, double high, std::uint32_t bins) {
   if (!(std::isfinite(low) && std::isfinite(high))) return {0.0, 1.0, bins};
@@ -232,12 +293,15 @@ HistogramRange padded_range(double low, double high, std::uint32_t bins) {
 // and the memory of a study stays the same however many samples it has.
 constexpr std::uint64_t kMaxChunkSamples = 65536;
 
-// Host and device bytes one trajectory of the batch takes: its parameters and its observation
-// (status, n_events and the objective rows).
-std::uint64_t bytes_per_observed_trajectory(const ModelInfo& info, const Study& study, int n_design) {
-  const std::uint64_t P = info.P;
+// Host and device bytes one sample takes: per trajectory (rows_per_sample of them) its parameters
+// and its observation (status, n_events and the objective rows); with records, the plain sample's
+// every event and derivative besides.
+std::uint64_t bytes_per_sample(const ModelInfo& info, const Study& study, int n_design, int capacity, int rows) {
+  const std::uint64_t N = info.N, P = info.P, C = capacity;
   const std::uint64_t outputs = value_row(study, study.objectives.size(), n_design);
-  return 8 * P + 4 + 4 + 8 * outputs;
+  const std::uint64_t observed = (8 * P + 4 + 4 + 8 * outputs) * rows;
+  if (!records_events(study)) return observed;
+  return observed + 4 + 8 + 8 * N + 4 + C * (8 + 4 + 4 + 16 * N) + 8 * N * P + 8 * C * P + 8 * C * N * P;
 }
 
 }  // namespace
@@ -247,6 +311,27 @@ std::vector<int> Study::design_parameters() const {
   for (std::size_t p = 0; p < parameters.size(); ++p)
     if (parameters[p].kind == DistributionKind::design) out.push_back(static_cast<int>(p));
   return out;
+}
+
+std::vector<std::string> Study::gradient_names(const ModelInfo& info) const {
+  std::vector<std::string> out;
+  for (int p : design_parameters()) out.push_back(info.param_names[p]);
+  for (const DistributionDesign& dd : distribution_designs) out.push_back(dd.name);
+  return out;
+}
+
+std::vector<double> Study::gradient_values() const {
+  std::vector<double> out;
+  for (int p : design_parameters()) out.push_back(parameters[p].a);
+  for (const DistributionDesign& dd : distribution_designs) out.push_back(field_value(parameters[dd.parameter], dd.field));
+  return out;
+}
+
+void Study::set_gradient_values(const std::vector<double>& values) {
+  std::size_t next = 0;
+  for (int p : design_parameters()) parameters[p] = Distribution::design(values[next++]);
+  for (const DistributionDesign& dd : distribution_designs)
+    parameters[dd.parameter] = with_field(parameters[dd.parameter], dd.field, values[next++]);
 }
 
 Study parse_study(const json& j, const ModelInfo& info) {
@@ -264,7 +349,7 @@ Study parse_study(const json& j, const ModelInfo& info) {
     if (!params.has(name))
       throw InvalidInput(params.path(name), -1,
                          "is required: a number, {\"design\": value} or {\"dist\": ...} for every parameter of " + info.name);
-    s.parameters.push_back(parse_parameter(params.raw(name), params.path(name)));
+    s.parameters.push_back(parse_parameter(params.raw(name), params.path(name), p, name, s.distribution_designs));
   }
   params.reject_unknown("the parameters of model " + info.name);
   const json& objectives = top.raw("objectives");
@@ -292,8 +377,25 @@ Study parse_study(const json& j, const ModelInfo& info) {
     throw InvalidInput("sobol_resamples", -1, "must be in [0, 10000]");
   if (s.sobol && count_factors(s.parameters.data(), static_cast<std::uint32_t>(s.parameters.size())) == 0)
     throw InvalidInput("sobol", -1, "needs at least one sampled parameter");
+  if (top.has("gradient_check")) {
+    const io::JsonObject check = top.object("gradient_check");
+    s.gradient_check_delta = check.number("delta");
+    if (!(std::isfinite(s.gradient_check_delta) && s.gradient_check_delta > 0.0))
+      throw InvalidInput(check.path("delta"), -1, "must be a positive step of the design parameters");
+    check.reject_unknown("gradient_check (delta)");
+    if (s.n_gradients() == 0)
+      throw InvalidInput("gradient_check", -1, "needs a design parameter ({\"design\": value}) to differentiate by");
+    for (const DistributionDesign& dd : s.distribution_designs)
+      for (double sign : {-1.0, 1.0}) {
+        const Distribution& d = s.parameters[dd.parameter];
+        validate_distribution(with_field(d, dd.field, field_value(d, dd.field) + sign * s.gradient_check_delta),
+                              "gradient_check.delta (" + dd.name + " moved by it)");
+      }
+  }
   if (top.has("optimize")) top.raw("optimize");  // read by parse_robust_design (robust_design.hpp)
-  top.reject_unknown("a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples, sampling)");
+  top.reject_unknown(
+      "a study (model, config, options, parameters, objectives, samples, seed, sobol, sobol_resamples, sampling, "
+      "gradient_check, optimize)");
   return s;
 }
 
@@ -306,27 +408,33 @@ StudyAccumulator::StudyAccumulator(const Study& study, int capacity, const std::
                          {-0.5, capacity + 0.5, static_cast<std::uint32_t>(capacity + 1)},
                          {-0.5, 1.5, 2}};
   outcomes_.emplace_back(outcomes);
-  const int n_design = static_cast<int>(study.design_parameters().size());
+  const int n_design = study.n_gradients();
+  const auto users = user_inputs(study);
+  const std::size_t n_objectives = study.objectives.size() + users.size();
   std::size_t next = 0;
-  std::vector<int> widths;
-  for (const Objective& o : study.objectives) widths.push_back(1 + gradient_width(o, n_design));
-  for (const auto& inputs : user_inputs(study)) widths.push_back(1 + (user_differentiable(study, inputs) ? n_design : 0));
-  for (int width : widths) {
+  for (std::size_t o = 0; o < n_objectives; ++o) {
     SummaryOptions so;
-    so.n_outputs = width;
+    so.n_outputs = summary_width(study, users, o);
     so.histograms.assign(ranges.begin() + next, ranges.begin() + next + so.n_outputs);
     next += so.n_outputs;
     objectives_.emplace_back(so);
   }
+  // The referee's pairs L(theta + delta e_d), L(theta - delta e_d): moments only.
+  if (study.gradient_check_delta > 0.0) {
+    SummaryOptions so;
+    so.n_outputs = 2 * n_design;
+    referee_.assign(n_objectives, OutputSummary(so));
+  }
   if (study.sobol) {
     const int k = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size())));
-    for (std::size_t o = 0; o < widths.size(); ++o) sobol_.emplace_back(k, study.seed, study.sobol_resamples);
+    sobol_.assign(n_objectives, SobolAccumulator(k, study.seed, study.sobol_resamples));
   }
 }
 
 int StudyAccumulator::input_width() const {
   int w = outcomes().input_width();
   for (const auto& o : objectives_) w += o.input_width();
+  for (const auto& r : referee_) w += r.input_width();
   for (const auto& s : sobol_) w += s.input_width();
   return w;
 }
@@ -338,6 +446,10 @@ void StudyAccumulator::add(std::uint64_t index, const double* values) {
     o.add(index, values);
     values += o.input_width();
   }
+  for (auto& r : referee_) {
+    r.add(index, values);
+    values += r.input_width();
+  }
   for (auto& s : sobol_) {
     s.add(index, values);
     values += s.input_width();
@@ -347,20 +459,23 @@ void StudyAccumulator::add(std::uint64_t index, const double* values) {
 void StudyAccumulator::merge(const StudyAccumulator& later) {
   outcomes_.front().merge(later.outcomes_.front());
   for (std::size_t o = 0; o < objectives_.size(); ++o) objectives_[o].merge(later.objectives_[o]);
+  for (std::size_t o = 0; o < referee_.size(); ++o) referee_[o].merge(later.referee_[o]);
   for (std::size_t o = 0; o < sobol_.size(); ++o) sobol_[o].merge(later.sobol_[o]);
 }
 
 json StudyAccumulator::to_json() const {
-  json objectives = json::array(), sobol = json::array();
+  json objectives = json::array(), referee = json::array(), sobol = json::array();
   for (const auto& o : objectives_) objectives.push_back(o.to_json());
+  for (const auto& r : referee_) referee.push_back(r.to_json());
   for (const auto& s : sobol_) sobol.push_back(s.to_json());
-  return {{"outcomes", outcomes().to_json()}, {"objectives", objectives}, {"sobol", sobol}};
+  return {{"outcomes", outcomes().to_json()}, {"objectives", objectives}, {"referee", referee}, {"sobol", sobol}};
 }
 
 StudyAccumulator StudyAccumulator::from_json(const json& j) {
   StudyAccumulator a;
   a.outcomes_.push_back(OutputSummary::from_json(j.at("outcomes")));
   for (const auto& o : j.at("objectives")) a.objectives_.push_back(OutputSummary::from_json(o));
+  for (const auto& r : j.at("referee")) a.referee_.push_back(OutputSummary::from_json(r));
   for (const auto& s : j.at("sobol")) a.sobol_.push_back(SobolAccumulator::from_json(s));
   return a;
 }
@@ -395,97 +510,199 @@ class Sampler {
   std::optional<ScrambledSobol> sobol_;
 };
 
+// A chunk's trajectories: their observation and, when the study records events, their records.
+struct Trajectories {
+  Batch batch;  // their parameters
+  Observation obs;
+  Result record;
+};
+
 // The rows of one chunk and what becomes of them: parameters drawn from the counter-based streams,
-// one observed solve (each trajectory reduced to its objectives on the fly), folded into the SoA
-// outputs the block tree consumes.
+// one solve (each trajectory reduced to its objectives on the fly, or recorded when the study
+// needs its events), folded into the SoA outputs the block tree consumes.
 struct Evaluator {
   const AnyModel& model;
   const Study& study;
   Options options;
   Backend backend;
-  std::vector<int> design;
+  std::vector<int> design;  // the solves' sensitivity parameters (sensitivity_parameters)
   int n_factors = 0;
   int nominal_events = 0;
+  std::vector<double> bandwidths;  // per built-in objective, with records (run_pilot)
   Sampler sampler{study};
+  std::vector<std::vector<std::size_t>> users = user_inputs(study);
+  // The referee's samplers of the distribution designs: per design, the study with its field
+  // moved by + and - delta (the same uniforms: common random numbers).
+  std::vector<std::shared_ptr<const Study>> moved_studies;
+  std::vector<Sampler> moved_samplers;
 
-  int rows_per_sample() const { return study.sobol ? n_factors + 2 : 1; }
+  int saltelli_rows() const { return study.sobol ? n_factors + 2 : 1; }
+  int referee_rows() const { return study.gradient_check_delta > 0.0 ? 2 * n_gradients() : 0; }
+  int rows_per_sample() const { return saltelli_rows() + referee_rows(); }
+  bool records() const { return records_events(study); }
 
   int n_design() const { return static_cast<int>(design.size()); }
+  int n_gradients() const { return study.n_gradients(); }
+  int n_model_designs() const { return n_gradients() - static_cast<int>(study.distribution_designs.size()); }
   int value_row(std::size_t o) const { return sweep::value_row(study, o, n_design()); }
+  std::size_t n_objectives() const { return study.objectives.size() + users.size(); }
 
-  // What the accumulators take per batch row: each objective's value and design derivatives,
-  // the built-in objectives as observed, then the user objectives by the chain rule.
-  std::vector<std::vector<std::size_t>> users = user_inputs(study);
+  // Gradient parameter j's model parameter (the one its derivatives are taken by), and its slope
+  // at batch row b: 1 for a design parameter, dx/dtheta for a distribution's design field.
+  int gradient_parameter(int j) const {
+    return j < n_model_designs() ? design[j] : study.distribution_designs[j - n_model_designs()].parameter;
+  }
+  double slope(const Trajectories& t, std::size_t b, int j) const {
+    if (j < n_model_designs()) return 1.0;
+    const DistributionDesign& dd = study.distribution_designs[j - n_model_designs()];
+    return sample_slope(study.parameters[dd.parameter], dd.field, t.batch.at(b, dd.parameter));
+  }
+  // The observation row of objective o's derivative by gradient parameter j.
+  int derivative_row(std::size_t o, int j) const {
+    const int p = gradient_parameter(j);
+    return value_row(o) + 1 + static_cast<int>(std::find(design.begin(), design.end(), p) - design.begin());
+  }
+
+  // What the accumulators take per sample: each objective's summary columns (summary_width).
   int objective_width() const {
-    int w = value_row(study.objectives.size());
-    for (const auto& inputs : users) w += 1 + (user_differentiable(study, inputs) ? n_design() : 0);
+    int w = 0;
+    for (std::size_t o = 0; o < n_objectives(); ++o) w += summary_width(study, users, o);
     return w;
   }
-  // The offset of objective o's value (built-in ones first) in objective_rows().
-  std::vector<int> value_offsets() const {
-    std::vector<int> out;
-    for (std::size_t o = 0; o < study.objectives.size(); ++o) out.push_back(value_row(o));
-    int next = value_row(study.objectives.size());
-    for (const auto& inputs : users) {
-      out.push_back(next);
-      next += 1 + (user_differentiable(study, inputs) ? n_design() : 0);
+  // Batch row b's columns of every objective's summary: a built-in objective's value and design
+  // derivatives as observed (by the chain rule through the sample for a distribution's design),
+  // with records its boundary terms; the user objectives by the chain rule through their inputs;
+  // then each objective's scores and score-weighted values.
+  void objective_rows(const Trajectories& t, std::size_t b, double* out) const {
+    const int G = n_gradients();
+    std::vector<double> slopes(G);
+    std::vector<int> parameters(G);
+    for (int j = 0; j < G; ++j) slopes[j] = slope(t, b, j), parameters[j] = gradient_parameter(j);
+    for (std::size_t o = 0; o < study.objectives.size(); ++o) {
+      const double value = t.obs.value(b, value_row(o));
+      *out++ = value;
+      if (study.objectives[o].differentiable())
+        for (int j = 0; j < G; ++j) *out++ = slopes[j] * t.obs.value(b, derivative_row(o, j));
+      if (records()) {
+        boundary_terms(t.record, b, study.objectives[o], parameters, slopes.data(), options.t_final, bandwidths[o], out,
+                       out + G);
+        out += 2 * G;
+      }
+      out = put_scores(t, b, value, out);
+    }
+    std::vector<double> df_dy;
+    for (std::size_t u = 0; u < users.size(); ++u) {
+      const auto& inputs = users[u];
+      const double value = user_value(t.obs, b, u, df_dy);
+      *out++ = value;
+      if (user_differentiable(study, inputs))
+        for (int j = 0; j < G; ++j) {
+          double g = 0.0;
+          for (std::size_t k = 0; k < inputs.size(); ++k) g += df_dy[k] * t.obs.value(b, derivative_row(inputs[k], j));
+          *out++ = slopes[j] * g;
+        }
+      out = put_scores(t, b, value, out);
+    }
+  }
+  // Per distribution design: its score at the sample and L times it (0 where it has none).
+  double* put_scores(const Trajectories& t, std::size_t b, double value, double* out) const {
+    for (const DistributionDesign& dd : study.distribution_designs) {
+      const Distribution& d = study.parameters[dd.parameter];
+      const double s = has_score(d, dd.field) ? score(d, dd.field, t.batch.at(b, dd.parameter)) : 0.0;
+      *out++ = s;
+      *out++ = value * s;
     }
     return out;
   }
-  void objective_rows(const Observation& obs, std::size_t b, double* out) const {
-    const int observed = value_row(study.objectives.size());
-    for (int r = 0; r < observed; ++r) out[r] = obs.value(b, r);
-    double* next = out + observed;
-    std::vector<double> y, df_dy;
-    for (std::size_t u = 0; u < users.size(); ++u) {
-      const auto& inputs = users[u];
-      y.resize(inputs.size());
-      df_dy.assign(inputs.size(), 0.0);
-      for (std::size_t j = 0; j < inputs.size(); ++j) y[j] = obs.value(b, value_row(inputs[j]));
-      *next++ = study.user_objectives[u].f(y.data(), df_dy.data());
-      if (!user_differentiable(study, inputs)) continue;
-      for (int d = 0; d < n_design(); ++d) {
-        double g = 0.0;
-        for (std::size_t j = 0; j < inputs.size(); ++j) g += df_dy[j] * obs.value(b, value_row(inputs[j]) + 1 + d);
-        *next++ = g;
-      }
-    }
+  // User objective u's value at batch row b; its derivatives by its inputs in df_dy.
+  double user_value(const Observation& obs, std::size_t b, std::size_t u, std::vector<double>& df_dy) const {
+    const auto& inputs = users[u];
+    std::vector<double> y(inputs.size());
+    df_dy.assign(inputs.size(), 0.0);
+    for (std::size_t j = 0; j < inputs.size(); ++j) y[j] = obs.value(b, value_row(inputs[j]));
+    return study.user_objectives[u].f(y.data(), df_dy.data());
+  }
+  // Objective o's value at batch row b (built-in objectives first).
+  double value(const Observation& obs, std::size_t b, std::size_t o) const {
+    std::vector<double> df_dy;
+    return o < study.objectives.size() ? obs.value(b, value_row(o)) : user_value(obs, b, o - study.objectives.size(), df_dy);
   }
 
   // Observes samples [first, first + count): row r of sample i at batch index r * count + i, r the
-  // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f).
-  Observation observe(std::uint64_t first, std::uint64_t count) const {
+  // Saltelli matrix (0: A, the plain Monte Carlo sample; 1: B; 2 + f: AB_f), then the referee's
+  // rows saltelli_rows() + 2 j (+ 1): row A with gradient parameter j moved by + (-) delta.
+  Trajectories observe(std::uint64_t first, std::uint64_t count) const {
     const int P = model.info().P;
-    const int rows = rows_per_sample();
-    Batch batch(count * rows, P);
+    Trajectories t;
+    t.batch = Batch(count * rows_per_sample(), P);
     std::vector<double> theta(P);
-    for (int r = 0; r < rows; ++r)
+    for (int r = 0; r < rows_per_sample(); ++r)
       for (std::uint64_t i = 0; i < count; ++i) {
-        sampler.row(first + i, static_cast<std::uint32_t>(r), theta.data());
-        for (int p = 0; p < P; ++p) batch.at(r * count + i, p) = theta[p];
+        const int referee = r - saltelli_rows(), j = referee / 2;
+        if (referee >= 0 && j >= n_model_designs()) {
+          moved_samplers[referee - 2 * n_model_designs()].row(first + i, saltelli_a, theta.data());
+        } else {
+          sampler.row(first + i, static_cast<std::uint32_t>(referee < 0 ? r : 0), theta.data());
+          if (referee >= 0) theta[design[j]] += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
+        }
+        for (int p = 0; p < P; ++p) t.batch.at(r * count + i, p) = theta[p];
       }
     std::vector<ObjectiveSpec> specs;
     for (const Objective& o : study.objectives) specs.push_back(spec_of(o));
-    return model.observe(batch, options, std::move(specs), design, backend);
+    if (!records()) {
+      t.obs = model.observe(t.batch, options, std::move(specs), design, backend);
+      return t;
+    }
+    // Only the plain samples (rows A) feed the boundary terms: they alone are recorded, the
+    // Saltelli and referee rows are observed as before.
+    const Batch plain = rows_of(t.batch, 0, count);
+    t.record = model.solve(plain, options, backend);
+    t.obs = replay_observation(t.record, specs, design);
+    if (rows_per_sample() > 1) {
+      const Batch rest = rows_of(t.batch, count, t.batch.n);
+      append_observation(t.obs, model.observe(rest, options, std::move(specs), design, backend));
+    }
+    return t;
+  }
+  // Rows [first, end) of a batch.
+  static Batch rows_of(const Batch& batch, std::size_t first, std::size_t end) {
+    Batch out(end - first, batch.P);
+    for (std::size_t b = first; b < end; ++b)
+      for (int p = 0; p < batch.P; ++p) out.at(b - first, p) = batch.at(b, p);
+    return out;
+  }
+  // `later`'s trajectories after `obs`'s (the same objectives and design).
+  static void append_observation(Observation& obs, const Observation& later) {
+    Observation both(obs.n + later.n, obs.objectives, obs.design);
+    for (int row = 0; row < obs.n_outputs; ++row)
+      for (std::size_t i = 0; i < both.n; ++i)
+        both.values[row * both.n + i] = i < obs.n ? obs.value(i, row) : later.value(i - obs.n, row);
+    for (std::size_t i = 0; i < both.n; ++i) {
+      both.status[i] = i < obs.n ? obs.status[i] : later.status[i - obs.n];
+      both.n_events[i] = i < obs.n ? obs.n_events[i] : later.n_events[i - obs.n];
+    }
+    obs = std::move(both);
   }
 
-  // The block tree's inputs of samples [first, first + count) from their observations.
-  void fold(const Observation& obs, std::uint64_t count, double* out) const {
-    const int width = objective_width();
-    const std::vector<int> offsets = value_offsets();
-    std::vector<double> rows(static_cast<std::size_t>(rows_per_sample()) * width);  // per Saltelli matrix
+  // The block tree's inputs of samples [first, first + count) from their trajectories, in the
+  // accumulator's order: outcomes, objectives, the referee's pairs, the Sobol rows.
+  void fold(const Trajectories& t, std::uint64_t count, double* out) const {
+    std::vector<double> rows(objective_width());
     std::size_t row = 0;
-    auto put = [&](std::uint64_t i, double v) { out[row * count + i] = v; };
+    auto put = [&](std::uint64_t i, double v) { out[row++ * count + i] = v; };
     for (std::uint64_t i = 0; i < count; ++i) {
       row = 0;
-      put(i, obs.status[i]), ++row;
-      put(i, obs.n_events[i]), ++row;
-      put(i, obs.n_events[i] != nominal_events ? 1.0 : 0.0), ++row;
-      for (int r = 0; r < rows_per_sample(); ++r) objective_rows(obs, r * count + i, rows.data() + r * width);
-      for (int output = 0; output < width; ++output) put(i, rows[output]), ++row;
+      put(i, t.obs.status[i]);
+      put(i, t.obs.n_events[i]);
+      put(i, t.obs.n_events[i] != nominal_events ? 1.0 : 0.0);
+      objective_rows(t, i, rows.data());
+      for (double v : rows) put(i, v);
+      if (referee_rows() > 0)
+        for (std::size_t o = 0; o < n_objectives(); ++o)
+          for (int r = saltelli_rows(); r < rows_per_sample(); ++r) put(i, value(t.obs, r * count + i, o));
       if (study.sobol)
-        for (int offset : offsets)
-          for (int r = 0; r < rows_per_sample(); ++r) put(i, rows[r * width + offset]), ++row;
+        for (std::size_t o = 0; o < n_objectives(); ++o)
+          for (int r = 0; r < saltelli_rows(); ++r) put(i, value(t.obs, r * count + i, o));
     }
   }
 };
@@ -565,120 +782,166 @@ class PerSampleFiles {
   std::size_t row_stride_ = 0;
 };
 
-// What a merge checks: the study, its options (not the thread count), the nominal trajectory.
-json study_header(const ModelInfo& info, const Study& study, const Options& options, const Batch& nominal_row,
-                  const Observation& nominal) {
+// What a merge checks: the study, its options (not the thread count), the nominal trajectory, and
+// what the pilot fixed (each objective's estimator and bandwidth).
+json study_header(const Evaluator& ev, const Batch& nominal_row, const Observation& nominal) {
+  const ModelInfo& info = ev.model.info();
+  const Study& study = ev.study;
   // The thread count never changes a result: left out, so shards run with different --threads merge.
-  json options_json = io::options_to_json(options);
+  json options_json = io::options_to_json(ev.options);
   options_json.erase("threads");
   json parameters = json::object();
-  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study.parameters[p]);
+  for (int p = 0; p < info.P; ++p) parameters[info.param_names[p]] = distribution_json(study, p);
   json objectives = json::array();
-  for (const Objective& o : study.objectives) objectives.push_back(objective_json(o, info));
+  json gradients = json::array();
+  for (int p : study.design_parameters()) gradients.push_back({{"name", info.param_names[p]}});
+  for (const DistributionDesign& dd : study.distribution_designs)
+    gradients.push_back({{"name", dd.name}, {"score", has_score(study.parameters[dd.parameter], dd.field)}});
+  for (std::size_t o = 0; o < study.objectives.size(); ++o) {
+    objectives.push_back(objective_json(study.objectives[o], info));
+    if (!ev.records()) continue;
+    objectives.back()["gradient"] = estimator_name(study.objectives[o].gradient);
+    objectives.back()["bandwidth"] = ev.bandwidths[o];
+  }
   for (const UserObjective& u : study.user_objectives) objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
   std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
-  return {{"model", info.name},
-          {"config", info.config},
-          {"state_names", info.state_names},
-          {"param_names", info.param_names},
-          {"options", options_json},
-          {"parameters", parameters},
-          {"objectives", objectives},
-          {"samples", study.samples},
-          {"seed", study.seed},
-          {"sobol", study.sobol},
-          {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
-          {"block_size", study.block_size},
-          {"nominal", {{"theta", nominal_theta},
-                       {"status", status_name(static_cast<Status>(nominal.status[0]))},
-                       {"n_events", nominal.n_events[0]}}}};
+  json header = {{"model", info.name},
+                 {"config", info.config},
+                 {"state_names", info.state_names},
+                 {"param_names", info.param_names},
+                 {"options", options_json},
+                 {"parameters", parameters},
+                 {"objectives", objectives},
+                 {"gradient_parameters", gradients},
+                 {"samples", study.samples},
+                 {"seed", study.seed},
+                 {"sobol", study.sobol},
+                 {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
+                 {"block_size", study.block_size},
+                 {"nominal", {{"theta", nominal_theta},
+                              {"status", status_name(static_cast<Status>(nominal.status[0]))},
+                              {"n_events", nominal.n_events[0]}}}};
+  if (study.gradient_check_delta > 0.0) header["gradient_check"] = {{"delta", study.gradient_check_delta}};
+  return header;
 }
 
-}  // namespace
+// ---- run_study's steps
 
-StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run) {
+// The evaluator of a checked study: the design parameters, the options of its solves
+// (sensitivities whenever there is something to differentiate by).
+Evaluator make_evaluator(const AnyModel& model, const Study& study, const StudyRun& run) {
   const ModelInfo& info = model.info();
   if (static_cast<int>(study.parameters.size()) != info.P)
     throw InvalidInput("parameters", -1, "the study has " + std::to_string(study.parameters.size()) +
                                              " parameters, model " + info.name + " has " + std::to_string(info.P));
   if (run.n_shards < 1 || run.shard < 0 || run.shard >= run.n_shards)
     throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
-  Evaluator ev{model, study, study.options, resolve_backend(run.backend), study.design_parameters()};
+  Evaluator ev{model, study, study.options, resolve_backend(run.backend), sensitivity_parameters(study)};
   ev.n_factors = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(info.P)));
-  bool gradients = false;
-  for (const Objective& o : study.objectives) gradients = gradients || (o.differentiable() && !ev.design.empty());
-  ev.options.sensitivities = gradients;
+  ev.options.sensitivities = !ev.design.empty();
+  if (study.gradient_check_delta > 0.0)
+    for (const DistributionDesign& dd : study.distribution_designs)
+      for (double sign : {1.0, -1.0}) {
+        auto moved = std::make_shared<Study>(study);
+        Distribution& d = moved->parameters[dd.parameter];
+        d = with_field(d, dd.field, field_value(d, dd.field) + sign * study.gradient_check_delta);
+        ev.moved_studies.push_back(moved);
+        ev.moved_samplers.emplace_back(*moved);
+      }
   ev.options.mark_invalid_rows = true;
   ev.options = normalize_options(ev.options);
+  return ev;
+}
 
-  // The nominal trajectory: design values, sampled parameters at their means.
-  Batch nominal_row(1, info.P);
-  for (int p = 0; p < info.P; ++p) nominal_row.at(0, p) = mean_of(study.parameters[p]);
-  Options nominal_options = ev.options;
-  nominal_options.sensitivities = false;
-  const Observation nominal = model.observe(nominal_row, nominal_options, {}, {}, ev.backend);
-  ev.nominal_events = nominal.n_events[0];
+// The nominal trajectory's row: design values, sampled parameters at their means.
+Batch nominal_row(const Study& study, int P) {
+  Batch row(1, P);
+  for (int p = 0; p < P; ++p) row.at(0, p) = mean_of(study.parameters[p]);
+  return row;
+}
 
-  // Histogram ranges from the pilot samples 0 .. pilot - 1, the same for every shard and chunking.
-  const std::uint64_t pilot = std::min(study.pilot_samples, study.samples);
+// The pilot, samples 0 .. pilot - 1 (the same for every shard, chunking and rank), fixes the
+// boundary kernels' bandwidths (into ev) and returns the histogram ranges of every output.
+std::vector<HistogramRange> run_pilot(Evaluator& ev) {
+  Study plain_study = ev.study;
+  plain_study.sobol = false;
+  plain_study.gradient_check_delta = 0.0;
+  Evaluator plain{ev.model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
+  const std::uint64_t pilot = std::min(ev.study.pilot_samples, ev.study.samples);
+  const Trajectories t = plain.observe(0, pilot);
+  if (ev.records())
+    for (const Objective& o : ev.study.objectives)
+      ev.bandwidths.push_back(o.bandwidth > 0.0 ? o.bandwidth
+                                                : pilot_bandwidth(t.record, o, ev.options.t_final, ev.study.samples));
+  plain.bandwidths = ev.bandwidths;
+  const int width = plain.objective_width();
+  std::vector<double> rows(static_cast<std::size_t>(pilot) * width);
+  for (std::uint64_t i = 0; i < pilot; ++i) plain.objective_rows(t, i, rows.data() + i * width);
   std::vector<HistogramRange> ranges;
-  {
-    Study plain_study = study;
-    plain_study.sobol = false;
-    const Evaluator plain{model, plain_study, ev.options, ev.backend, ev.design, ev.n_factors, ev.nominal_events};
-    const Observation obs = plain.observe(0, pilot);
-    const int width = plain.objective_width();
-    std::vector<double> rows(static_cast<std::size_t>(pilot) * width);
-    for (std::uint64_t i = 0; i < pilot; ++i) plain.objective_rows(obs, i, rows.data() + i * width);
-    for (int output = 0; output < width; ++output) {
-      double low = HUGE_VAL, high = -HUGE_VAL;
-      for (std::uint64_t i = 0; i < pilot; ++i) {
-        const double v = rows[i * width + output];
-        if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
-      }
-      ranges.push_back(padded_range(low, high, 64));
+  for (int output = 0; output < width; ++output) {
+    double low = HUGE_VAL, high = -HUGE_VAL;
+    for (std::uint64_t i = 0; i < pilot; ++i) {
+      const double v = rows[i * width + output];
+      if (std::isfinite(v)) low = std::min(low, v), high = std::max(high, v);
     }
+    ranges.push_back(padded_range(low, high, 64));
   }
+  return ranges;
+}
 
-  const StudyAccumulator empty(study, ev.options.event_capacity, ranges);
-  const BlockLayout layout{study.samples, study.block_size};
-  const std::uint64_t n_blocks = layout.n_blocks();
+// The blocks this shard runs: its share of the layout, after the kept partial's when resuming
+// (checked to belong to this study: same header).
+BlockRange shard_blocks(const Study& study, const StudyRun& run, const json& header) {
+  const std::uint64_t n_blocks = BlockLayout{study.samples, study.block_size}.n_blocks();
   BlockRange blocks{n_blocks * run.shard / run.n_shards, n_blocks * (run.shard + 1) / run.n_shards};
   if (blocks.first >= blocks.end)
     throw InvalidInput("shard", -1, "shard " + std::to_string(run.shard) + " of " + std::to_string(run.n_shards) +
                                         " has no samples: " + std::to_string(n_blocks) + " blocks of " +
                                         std::to_string(study.block_size) + " samples; use fewer shards");
-  StudyResult result;
-  result.header = study_header(info, study, ev.options, nominal_row, nominal);
   if ((run.keep_partial || run.resume) && !run.per_sample_prefix.empty())
     throw InvalidInput("per_sample", -1, "per-sample files cannot be kept from a stopped run or resumed; run without them");
-  if (run.resume) {
-    const BlockRange kept = run.resume->partial.blocks;
-    if (run.resume->header != result.header)
-      throw InvalidInput("resume", -1, "the kept partial belongs to another study: its header (model, parameters, "
-                                       "objectives, options, samples, seed or nominal trajectory) differs");
-    if (kept.first != blocks.first || kept.end < blocks.first || kept.end >= blocks.end)
-      throw InvalidInput("resume", -1, "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
-                                           std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) +
-                                           ", " + std::to_string(blocks.end) + "): nothing of it is left to run after it");
-    blocks.first = kept.end;
-  }
+  if (!run.resume) return blocks;
+  const BlockRange kept = run.resume->partial.blocks;
+  if (run.resume->header != header)
+    throw InvalidInput("resume", -1, "the kept partial belongs to another study: its header (model, parameters, "
+                                     "objectives, options, samples, seed or nominal trajectory) differs");
+  if (kept.first != blocks.first || kept.end < blocks.first || kept.end >= blocks.end)
+    throw InvalidInput("resume", -1, "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
+                                         std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) +
+                                         ", " + std::to_string(blocks.end) + "): nothing of it is left to run after it");
+  blocks.first = kept.end;
+  return blocks;
+}
+
+// Samples per chunk: as many as the memory budget holds, at most kMaxChunkSamples, in whole
+// blocks where the budget allows (those fold in parallel, and on the device).
+std::uint64_t chunk_samples(const Evaluator& ev, const StudyRun& run) {
+  const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
+  const std::uint64_t per_sample =
+      bytes_per_sample(ev.model.info(), ev.study, ev.n_design(), ev.options.event_capacity, ev.rows_per_sample());
+  const std::uint64_t fitting = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
+  const std::uint64_t block = ev.study.block_size;
+  return fitting >= block ? fitting / block * block : fitting;
+}
+
+// Folds the shard's blocks into the tree: one worker (the solver parallelises each chunk itself,
+// and per-sample files stream in order); a chunk's whole blocks fold in parallel, on the device
+// with the CUDA backend, else on the OpenMP threads the solve uses. A run stopped early hands the
+// blocks it completed to run.keep_partial first.
+Partial<StudyAccumulator> fold_shard(const Evaluator& ev, const StudyRun& run, const StudyAccumulator& empty,
+                                     BlockRange blocks, const json& header) {
+  const Study& study = ev.study;
+  const ModelInfo& info = ev.model.info();
+  const BlockLayout layout{study.samples, study.block_size};
   const std::uint64_t first_sample = blocks.first * layout.block_size;
   const std::uint64_t shard_samples = std::min(blocks.end * layout.block_size, study.samples) - first_sample;
-
-  const std::uint64_t budget = run.memory_budget ? run.memory_budget : io::default_memory_budget(ev.backend);
-  const std::uint64_t per_sample = bytes_per_observed_trajectory(info, study, ev.n_design()) * ev.rows_per_sample();
-  const std::uint64_t fitting = std::min<std::uint64_t>(io::chunk_rows(budget, per_sample), kMaxChunkSamples);
-  // Whole blocks per chunk where the budget allows: those fold in parallel (and on the device).
-  const std::uint64_t chunk = fitting >= study.block_size ? fitting / study.block_size * study.block_size : fitting;
-
   std::unique_ptr<PerSampleFiles> files;
   if (!run.per_sample_prefix.empty())
     files = std::make_unique<PerSampleFiles>(run.per_sample_prefix, study, info, shard_samples);
   std::uint64_t done = 0;
   auto fill = [&](std::uint64_t first, std::uint64_t count, double* out) {
-    const Observation obs = ev.observe(first, count);
-    ev.fold(obs, count, out);
+    const Trajectories t = ev.observe(first, count);
+    ev.fold(t, count, out);
     if (files) {
       Batch rows(count, info.P);
       std::vector<double> theta(info.P);
@@ -687,38 +950,54 @@ StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun&
         for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
       }
       files->set_theta(rows);
-      files->append(ev, obs, first, count);
+      files->append(ev, t.obs, first, count);
     }
     done += count;
     if (run.progress) run.progress(done, shard_samples);
   };
-  // One worker: the solver parallelises each chunk itself, and per-sample files stream in order.
-  // A chunk's whole blocks are folded in parallel: on the device with the CUDA backend, else by
-  // the OpenMP threads the solve uses.
   const int fold_threads = ev.options.threads > 0 ? ev.options.threads : omp_get_max_threads();
-  const ExecutionPlan plan{chunk, 1, fold_threads};
+  const ExecutionPlan plan{chunk_samples(ev, run), 1, fold_threads};
   // The blocks before `resume`'s end come first: a kept partial and its continuation merge in order.
   auto after_resumed = [&run](Partial<StudyAccumulator> partial) {
     return run.resume ? merge_partials<StudyAccumulator>({run.resume->partial, std::move(partial)}) : partial;
   };
-  Partial<StudyAccumulator> completed;
+  Partial<StudyAccumulator> completed, folded;
   try {
     if (ev.backend == Backend::Cuda)
-      result.partial = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed);
+      folded = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed);
     else
-      result.partial = reduce_blocks(empty, layout, blocks, plan, fill, &completed);
+      folded = reduce_blocks(empty, layout, blocks, plan, fill, &completed);
   } catch (...) {
     if (run.keep_partial && (run.resume || completed.blocks.end > completed.blocks.first)) {
       StudyResult kept;
-      kept.header = result.header;
+      kept.header = header;
       kept.partial = completed.blocks.end > completed.blocks.first ? after_resumed(std::move(completed))
                                                                     : run.resume->partial;
       run.keep_partial(kept);
     }
     throw;
   }
-  result.partial = after_resumed(std::move(result.partial));
   if (files) files->commit();
+  return after_resumed(std::move(folded));
+}
+
+}  // namespace
+
+// The method: the nominal trajectory, the pilot (histogram ranges, bandwidths), the header a
+// merge checks, then this shard's blocks folded into the tree.
+StudyResult run_study(const AnyModel& model, const Study& study, const StudyRun& run) {
+  Evaluator ev = make_evaluator(model, study, run);
+  const Batch nominal = nominal_row(study, model.info().P);
+  Options nominal_options = ev.options;
+  nominal_options.sensitivities = false;
+  const Observation nominal_outcome = model.observe(nominal, nominal_options, {}, {}, ev.backend);
+  ev.nominal_events = nominal_outcome.n_events[0];
+  const std::vector<HistogramRange> ranges = run_pilot(ev);
+  StudyResult result;
+  result.header = study_header(ev, nominal, nominal_outcome);
+  const BlockRange blocks = shard_blocks(study, run, result.header);
+  const StudyAccumulator empty(study, ev.options.event_capacity, ranges);
+  result.partial = fold_shard(ev, run, empty, blocks, result.header);
   return result;
 }
 
@@ -749,6 +1028,48 @@ StudyResult merge_results(const std::vector<StudyResult>& shards) {
   return whole;
 }
 
+namespace {
+
+json estimate_json(const Estimate& e) { return {{"mean", e.mean}, {"std_error", e.std_error}}; }
+
+// Per design parameter: the chosen estimate (mean, std_error, estimator), each estimator that
+// applies, the discontinuity diagnostic and, with a gradient check, the referee and whether it agrees.
+json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, const StudyAccumulator& acc, std::size_t o,
+                   const json& header) {
+  const double delta = header.contains("gradient_check") ? header.at("gradient_check").at("delta").get<double>() : 0.0;
+  const ObjectiveGradient g = objective_gradient(s, columns, acc.referee().empty() ? nullptr : &acc.referee()[o], delta);
+  json out = json::object();
+  const std::vector<std::string> names = gradient_names(header);
+  for (std::size_t d = 0; d < names.size(); ++d) {
+    const ParameterGradient& p = g.parameters[d];
+    json j = estimate_json(g.chosen(d));
+    j["estimator"] = estimator_name(g.estimator);
+    if (columns.pathwise || columns.jumps_in_value) j["pathwise"] = estimate_json(p.pathwise);
+    if (p.has_boundary) {
+      j["corrected"] = estimate_json(p.corrected);
+      j["discontinuity"] = {{"fraction", p.discontinuity.mean},
+                            {"std_error", p.discontinuity.std_error},
+                            {"boundary_term", p.boundary.mean},
+                            {"boundary_term_std_error", p.boundary.std_error},
+                            {"bandwidth", columns.bandwidth}};
+      // Settling is decided by the impact's normal speed against v_stop, which the records do not
+      // hold: a trajectory may stop at another event as theta moves, unseen by the diagnostic.
+      if (header.at("options").at("v_stop").get<double>() > 0.0)
+        j["discontinuity"]["unseen"] = "settling (options.v_stop): the normal-speed threshold is not recorded";
+    }
+    if (p.has_referee) {
+      j["referee"] = estimate_json(p.referee);
+      j["referee"]["delta"] = delta;
+      j["referee"]["agrees"] = g.agrees(d);
+    }
+    if (p.has_likelihood_ratio) j["likelihood_ratio"] = estimate_json(p.likelihood_ratio);
+    out[names[d]] = j;
+  }
+  return out;
+}
+
+}  // namespace
+
 json summary_json(const StudyResult& result) {
   const StudyAccumulator& acc = result.partial.total();
   const json& h = result.header;
@@ -764,17 +1085,15 @@ json summary_json(const StudyResult& result) {
   const auto& event_counts = outcomes.histogram(1).counts();
   for (std::size_t c = 0; c < event_counts.size(); ++c)
     if (event_counts[c]) events[std::to_string(c)] = event_counts[c];
-  const double topology_fraction = outcomes.moments().mean(2);
   summary["statuses"] = statuses;
   summary["event_counts"] = events;
-  summary["topology_change_fraction"] = topology_fraction;
-  summary["topology_change_std_error"] = outcomes.moments().standard_error(2);
+  // Whole trajectories, not an objective's discontinuity (that is each gradient's "discontinuity").
+  summary["event_count_change_fraction"] = outcomes.moments().mean(2);
+  summary["event_count_change_std_error"] = outcomes.moments().standard_error(2);
 
-  std::vector<std::string> design, factors;
-  const auto& names = h.at("param_names");
-  for (const auto& name : names) {
+  std::vector<std::string> factors;
+  for (const auto& name : h.at("param_names")) {
     const json& d = h.at("parameters").at(name.get<std::string>());
-    if (d.is_object() && d.contains("design")) design.push_back(name);
     if (d.is_object() && d.contains("dist")) factors.push_back(name);
   }
   json objectives = json::object();
@@ -790,15 +1109,9 @@ json summary_json(const StudyResult& result) {
                             "histogram"})
       if (value.contains(key)) out[key] = value.at(key);
     out["std_error"] = value.at("standard_error");
-    if (s.input_width() > 1) {
-      json gradient = json::object();
-      for (std::size_t d = 0; d < design.size(); ++d) {
-        const json& g = report.at("outputs").at(1 + d);
-        gradient[design[d]] = {{"mean", g.at("mean")}, {"std_error", g.at("standard_error")}};
-      }
-      out["gradient"] = gradient;
-    }
-    out["topology_change_fraction"] = topology_fraction;
+    const ObjectiveColumns columns = objective_columns(h, o);
+    // A piecewise-constant user objective has no gradient estimate but a score's.
+    if (columns.pathwise || columns.boundary || columns.n_scores() > 0) out["gradient"] = gradient_json(s, columns, acc, o, h);
     if (!acc.sobol().empty()) {
       const SobolIndices idx = acc.sobol()[o].indices();
       json sobol = json::object();

@@ -175,13 +175,13 @@ std::vector<StudyAccumulator> fold_study_blocks_on_device(const StudyAccumulator
                                                           std::uint64_t n_samples, std::uint64_t block_size,
                                                           const double* outputs, std::uint64_t stride) {
   FoldLayout l{first_index, n_samples, block_size, static_cast<int>((n_samples + block_size - 1) / block_size), 0, 0, 0, 1};
-  // The parts, in the order of a sample's values: summaries (outcomes, objectives), then Sobol.
+  // The parts, in the order of a sample's values: summaries (outcomes, objectives, referee), then Sobol.
   std::vector<SummaryPart> summaries;
   std::vector<HistogramRange> ranges;
   std::vector<std::pair<int, int>> segment_owner;  // segment within a block -> (summary, output)
   int column = 0;
   for (std::size_t k = 0; k < empty.n_summaries(); ++k) {
-    const OutputSummary& s = k == 0 ? empty.outcomes() : empty.objectives()[k - 1];
+    const OutputSummary& s = empty.summary(k);
     const int D = s.input_width();
     SummaryPart part{D, column, s.quantiles(0).mantissa_bits(), s.has_histograms() ? static_cast<int>(ranges.size()) : -1,
                      l.segments_per_block, l.reals_per_block, l.counts_per_block, 0};

@@ -101,6 +101,39 @@ TEST(RobustDesign, BallConvergesToTheClosedFormOptimum) {
   EXPECT_EQ(history.at("settings").at("bounds").at("h0"), json::array({0.5, 4.0}));
 }
 
+// The mean of h0 ~ N(mu, 0.05) designed, e = 0.7 fixed: E[(V - c e sqrt(h0))^2] is least where
+// dE[sqrt h0]/dmu = c e / (2 V), i.e. E[h0^-1/2] = c e / V; to second order in sigma,
+// 1/sqrt(mu) + (3/8) sigma^2 mu^-5/2 = c e / V. The optimiser goes through the sample
+// (dh0/dmu = 1); the bounce count there, discontinuous in mu, takes the likelihood ratio.
+TEST(RobustDesign, DesignOfADistributionsMean) {
+  json s = ball_study(2000);
+  const double e = 0.7, sigma = 0.05, c = std::sqrt(2 * g);
+  s["parameters"]["h0"] = json{{"dist", "normal"}, {"mean", {{"design", 2.0}}}, {"sigma", sigma}};
+  s["parameters"]["e"] = e;
+  s["optimize"]["bounds"] = json{{"h0.mean", json::array({1.0, 4.0})}};
+  const sweep::RobustDesignResult r = optimize(problem(s));
+  EXPECT_EQ(r.outcome, sweep::DesignOutcome::Converged) << r.message;
+  ASSERT_EQ(r.design_names, std::vector<std::string>{"h0.mean"});
+  double mu = 2.0;  // Newton on 1/sqrt(mu) + (3/8) sigma^2 mu^-5/2 - c e / V
+  for (int k = 0; k < 50; ++k) {
+    const double f = 1 / std::sqrt(mu) + 0.375 * sigma * sigma * std::pow(mu, -2.5) - c * e / V;
+    const double df = -0.5 * std::pow(mu, -1.5) - 0.9375 * sigma * sigma * std::pow(mu, -3.5);
+    mu -= f / df;
+  }
+  EXPECT_NEAR(r.history.back().point.design[0], mu, 5e-3);
+  EXPECT_EQ(r.history.back().point.estimators, std::vector<std::string>{"corrected"});
+
+  s["optimize"]["objective"] = "bounces";
+  s["optimize"]["max_iterations"] = 1;
+  s["parameters"]["h0"]["mean"]["design"] = 2.6;  // the fourth impact near t_final
+  const Problem count = problem(s);
+  const sweep::RobustDesignResult rc = optimize(count);
+  EXPECT_GT(rc.history.front().point.discontinuity_fraction, 0.0);
+  EXPECT_EQ(rc.history.front().point.estimators, std::vector<std::string>{"likelihood_ratio"});
+  const json history = sweep::optimization_json(rc, count.settings, count.study);
+  EXPECT_EQ(history.at("history").at(0).at("gradient_estimator").at("h0.mean"), "likelihood_ratio");
+}
+
 TEST(RobustDesign, BoundsAreRespected) {
   // The optimum h0 = 2.57 lies past the upper bound 1.5: the answer is the bound.
   json s = ball_study(1000);
@@ -200,7 +233,9 @@ TEST(RobustDesign, BadOptimizeBlocksNameTheKey) {
   s["optimize"]["objective"] = "mis";
   expect_bad(s, "optimize.objective");
   s = ball_study(100);
-  s["optimize"]["objective"] = "bounces";
+  s["optimize"]["objective"] = "bounces";  // a count with its pathwise gradient (0): nothing to descend
+  for (auto& o : s["objectives"])
+    if (o["name"] == "bounces") o["gradient"] = "pathwise";
   expect_bad(s, "optimize.objective");
   s = ball_study(100);
   s["optimize"]["lambda"] = -1.0;
@@ -240,7 +275,8 @@ TEST(RobustDesignCli, OptimizeWritesTheHistoryAndTheFinalSummary) {
   EXPECT_EQ(opt.at("outcome"), "converged");
   EXPECT_EQ(opt.at("settings").at("objective"), "miss");
   const json& final_design = opt.at("final");
-  for (const char* key : {"design", "mean", "sd", "gradient", "projected_gradient_norm", "topology_change_fraction"})
+  for (const char* key : {"design", "mean", "sd", "gradient", "projected_gradient_norm", "gradient_estimator",
+                          "discontinuity_fraction"})
     EXPECT_TRUE(final_design.contains(key)) << key;
   std::ifstream f(dir / "out" / "summary.json");
   const json summary = json::parse(f);

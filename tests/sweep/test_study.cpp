@@ -68,11 +68,13 @@ TEST(Study, BallMeanAndGradientAgainstClosedForms) {
   EXPECT_GT(t2.at("std_error").get<double>(), 0.0);
   EXPECT_EQ(t2.at("n").get<int>(), 20000);
   // The nominal ball (h0 = 1.5) bounces 4 times in 3 s; samples from h0 near 1 or 2 bounce 3 to 6
-  // times, so the topology changes for a fraction strictly between 0 and 1.
+  // times, so the event count changes for a fraction strictly between 0 and 1; yet t2, which
+  // exists in every sample far before t_final, is discontinuous in e near none of them.
   EXPECT_EQ(s.at("nominal").at("n_events").get<int>(), 4);
-  const double topology = t2.at("topology_change_fraction").get<double>();
-  EXPECT_GT(topology, 0.0);
-  EXPECT_LT(topology, 1.0);
+  const double changed = s.at("event_count_change_fraction").get<double>();
+  EXPECT_GT(changed, 0.0);
+  EXPECT_LT(changed, 1.0);
+  EXPECT_EQ(grad.at("discontinuity").at("fraction").get<double>(), 0.0);
   EXPECT_EQ(s.at("statuses").at("finished").get<int>(), 20000);
 }
 
@@ -99,7 +101,12 @@ void expect_ball_sobol_indices(const json& summary) {
 TEST(Study, BallSobolIndicesAgainstClosedForms) { expect_ball_sobol_indices(sweep::summary_json(run(ball_study(8192, true, true)))); }
 
 TEST(Study, SummaryBitwiseEqualForChunkSizesThreadsAndShards) {
-  const json study = ball_study(10000, true, true);  // 3 blocks of 4096
+  // 3 blocks of 4096, a Saltelli design over h0, e designed: event records, boundary terms, the
+  // referee's pairs.
+  json study = ball_study(10000, false, true);
+  study["objectives"].push_back({{"name", "bounces"}, {"event_count", true}});
+  study["gradient_check"] = {{"delta", 0.01}};
+  study["options"]["dt"] = 0.004;  // the bits, not the accuracy, are under test
   sweep::StudyRun big;
   const std::string reference = sweep::summary_json(run(study, big)).dump();
   for (std::uint64_t budget : {std::uint64_t(20000), std::uint64_t(333333), std::uint64_t(5000000)}) {
@@ -259,7 +266,7 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   std::ifstream f(dir / "whole" / "summary.json");
   const json s = json::parse(f);
   const json& t2 = s.at("objectives").at("t2");
-  for (const char* key : {"mean", "std_error", "topology_change_fraction"}) EXPECT_TRUE(t2.contains(key)) << key;
+  for (const char* key : {"mean", "std_error"}) EXPECT_TRUE(t2.contains(key)) << key;
   for (const char* p : {"h0", "e"})
     for (const char* key : {"S1", "S1_conf", "ST", "ST_conf"}) EXPECT_TRUE(t2.at("sobol").at(p).contains(key)) << p << key;
   for (const char* key : {"version", "git_hash", "seed", "backend", "options", "samples", "wall_seconds"})
@@ -278,6 +285,37 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   whole.erase("provenance");
   EXPECT_EQ(merged.dump(), whole.dump());
   EXPECT_EQ(run_cli("sweep " + study + " --shard 2/2"), 2) << "a bad shard is invalid input";
+  fs::remove_all(dir);
+}
+
+// A design study's summary through the command: per objective and design parameter the chosen
+// estimate with its estimator, the discontinuity diagnostic and the referee; the whole-trajectory
+// share under its explicit name only.
+TEST(SweepCli, SummaryHoldsEachGradientsEstimatorDiagnosticAndReferee) {
+  ASSERT_NE(std::getenv("SALTATION_CLI"), nullptr) << "ctest sets SALTATION_CLI";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltation_gradients_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  json study = ball_study(2000, false, false);
+  study["objectives"].push_back({{"name", "bounces"}, {"event_count", true}});
+  study["gradient_check"] = {{"delta", 0.01}};
+  std::ofstream(dir / "study.json") << study.dump();
+  ASSERT_EQ(run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --out '" + (dir / "out").string() + "'"), 0);
+  std::ifstream f(dir / "out" / "summary.json");
+  const json s = json::parse(f);
+  EXPECT_TRUE(s.contains("event_count_change_fraction"));
+  EXPECT_FALSE(s.contains("topology_change_fraction"));
+  for (const char* name : {"t2", "x", "bounces"}) {
+    const json& g = s.at("objectives").at(name).at("gradient").at("e");
+    EXPECT_EQ(g.at("estimator"), "corrected") << name;
+    for (const char* key : {"mean", "std_error", "pathwise", "corrected", "discontinuity", "referee"})
+      EXPECT_TRUE(g.contains(key)) << name << " " << key;
+    for (const char* key : {"fraction", "std_error", "boundary_term", "boundary_term_std_error", "bandwidth"})
+      EXPECT_TRUE(g.at("discontinuity").contains(key)) << name << " " << key;
+    EXPECT_TRUE(g.at("referee").contains("agrees")) << name;
+  }
+  EXPECT_EQ(s.at("objectives").at("t2").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_GT(s.at("objectives").at("bounces").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(), 0.0);
   fs::remove_all(dir);
 }
 

@@ -3,12 +3,16 @@
 // minimise F(theta) = E[L] + lambda sd[L] for one objective L, by L-BFGS-B (LBFGSpp) within
 // bounds. Every evaluation of F is one run_study with design gradients at the same seed (common
 // random numbers: every iterate sees the same samples), so F is a deterministic function of theta
-// and its gradient is the pathwise estimate
+// and its gradient is
 //
-//   dF/dtheta = E[dL/dtheta] + lambda Cov(L, dL/dtheta) / sd[L],
+//   dF/dtheta = dE[L]/dtheta + lambda Cov(L, dL/dtheta) / sd[L],
 //
-// both read from the objective's co-moments. The pathwise gradient misses the terms of samples
-// whose event count changes with theta, so every iterate reports its topology-change fraction.
+// both read from the objective's summary: dE[L]/dtheta by the objective's estimator (pathwise, or
+// boundary-corrected where L jumps when an event crosses t_final: gradient_estimate.hpp), or for a
+// design field of a sampling distribution where L is discontinuous the likelihood ratio; the
+// spread's term pathwise. Every iterate reports the estimators and the share of samples near a
+// discontinuity of L. The design parameters are Study::gradient_names(): the model's, then the
+// distributions' design fields ("h0.mean").
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -22,9 +26,9 @@
 namespace saltation::sweep {
 
 struct RobustDesignSettings {
-  int objective = 0;    // index into Study::objectives; must be differentiable
+  int objective = 0;    // index into Study::objectives; differentiable or with the corrected estimator
   double lambda = 0.0;  // weight of sd[L] in F (>= 0)
-  // Per design parameter, in Study::design_parameters() order; +-infinity: unbounded.
+  // Per design parameter, in Study::gradient_names() order; +-infinity: unbounded.
   std::vector<double> lower, upper;
   int max_iterations = 30;                    // accepted L-BFGS-B steps
   double gradient_tolerance = 1e-6;           // converged when |projected dF/dtheta|_inf <= this
@@ -39,7 +43,8 @@ struct DesignPoint {
   double mean = 0.0, sd = 0.0, std_error = 0.0;
   std::vector<double> gradient;  // dF/dtheta
   double projected_gradient_norm = 0.0;  // max |P(theta - dF/dtheta) - theta|, P the projection on the bounds
-  double topology_change_fraction = 0.0;
+  std::vector<std::string> estimators;  // of each entry of dE[L]/dtheta: pathwise, corrected, likelihood_ratio
+  double discontinuity_fraction = 0.0;  // the largest over the design parameters (gradient_estimate.hpp)
   std::uint64_t n_defined = 0, n_undefined = 0;  // samples where L is (not) defined; only defined ones count
 };
 

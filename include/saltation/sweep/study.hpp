@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "saltation/any_model.hpp"
@@ -24,6 +25,11 @@ namespace saltation::sweep {
 
 enum class ObjectiveKind { EventTime, EventState, FinalState, EventCount, Landing, StatusIs };
 
+// How the summary estimates d E[L] / dtheta (docs/sweep.md, "Gradients across topology changes"):
+// the mean of the per-trajectory derivative, or that plus the boundary term of the events that
+// cross t_final (boundary.hpp).
+enum class GradientEstimator { pathwise, corrected };
+
 // A scalar of one trajectory's outcome. Events are counted from 0 (event 1 is the second).
 struct Objective {
   std::string name;
@@ -32,8 +38,15 @@ struct Objective {
   int state = 0;        // EventState, FinalState, Landing
   double target = 0.0;  // Landing: (q-_event[state] - target)^2
   int status = 0;       // StatusIs: 1 when the trajectory ended with this status, else 0
+  GradientEstimator gradient = GradientEstimator::corrected;
+  double bandwidth = 0.0;  // of the boundary term's kernel; 0: from the pilot (boundary.hpp)
   // Piecewise constant objectives have no pathwise gradient.
   bool differentiable() const { return kind != ObjectiveKind::EventCount && kind != ObjectiveKind::StatusIs; }
+  // Counts, statuses and states read at t_final jump in value when an event crosses t_final; an
+  // objective read at event c ceases to exist instead (boundary.hpp).
+  bool jumps_in_value() const {
+    return kind == ObjectiveKind::EventCount || kind == ObjectiveKind::FinalState || kind == ObjectiveKind::StatusIs;
+  }
 };
 
 // An objective of C++ code: L = f(y), y the values of the study's built-in objectives named in
@@ -46,6 +59,15 @@ struct UserObjective {
   std::function<double(const double* y, double* df_dy)> f;
 };
 
+// A design parameter of a sampling distribution ("h0": {"dist": "normal", "mean": {"design": 1.5},
+// "sigma": 0.1}): E[L] is differentiated with respect to it pathwise through the sample
+// x = F^-1(u; theta) and, where the support stays put, by the likelihood ratio (score.hpp).
+struct DistributionDesign {
+  int parameter = 0;  // the model parameter drawn from the distribution
+  int field = 0;      // Distribution's a, b, c, d = 0 .. 3
+  std::string name;   // "h0.mean"
+};
+
 // Where the uniforms of the sampled parameters come from (docs/sweep.md): independent Philox draws,
 // or scrambled Sobol' points (qmc.hpp), which stratify the sample space and converge faster for
 // smooth objectives.
@@ -55,6 +77,7 @@ struct Study {
   io::ModelChoice model;
   Options options;                          // as for solve; mark_invalid_rows is always on
   std::vector<Distribution> parameters;     // one per model parameter, in order
+  std::vector<DistributionDesign> distribution_designs;  // in parameter order, then field order
   std::vector<Objective> objectives;
   std::vector<UserObjective> user_objectives;  // after `objectives` in every summary
   std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
@@ -63,9 +86,17 @@ struct Study {
   Sampling sampling = Sampling::random;
   int sobol_resamples = 100;                // bootstrap replicates of the Sobol intervals
   std::uint64_t block_size = 4096;          // the reduction tree's leaves; part of the result
-  std::uint64_t pilot_samples = 1024;       // samples 0 .. that fix the histogram ranges
+  std::uint64_t pilot_samples = 1024;       // samples 0 .. that fix the histogram ranges and bandwidths
+  // The referee ("gradient_check": {"delta": d}): every sample also runs at theta +- delta e_p for
+  // each design parameter p, on the same draws, for the central difference of E[L]. 0: off.
+  double gradient_check_delta = 0.0;
 
   std::vector<int> design_parameters() const;  // indices of the design parameters
+  // What the study differentiates by: the design parameters, then the distribution designs.
+  int n_gradients() const { return static_cast<int>(design_parameters().size() + distribution_designs.size()); }
+  std::vector<std::string> gradient_names(const ModelInfo& info) const;  // "e", "h0.mean"
+  std::vector<double> gradient_values() const;                           // their values
+  void set_gradient_values(const std::vector<double>& values);           // n_gradients() values
 };
 
 // Reads a study for the model `info` (the model itself is read with io::parse_model_choice).
@@ -91,9 +122,10 @@ struct StudyRun {
   const StudyResult* resume = nullptr;
 };
 
-// Everything the block tree accumulates for a study: outcomes (status, event count, topology
-// change against the nominal trajectory), per objective its value and gradient, and per objective
-// the Sobol sums.
+// Everything the block tree accumulates for a study: outcomes (status, event count, whether it
+// differs from the nominal trajectory's), per objective its value, gradient columns (pathwise,
+// boundary terms, discontinuity indicators, scores: gradient_estimate.hpp), the referee's pairs,
+// and the Sobol sums.
 class StudyAccumulator {
  public:
   StudyAccumulator() = default;
@@ -107,17 +139,23 @@ class StudyAccumulator {
 
   const OutputSummary& outcomes() const { return outcomes_.front(); }
   const std::vector<OutputSummary>& objectives() const { return objectives_; }
+  // Per objective, with a gradient check: L(theta + delta e_d), L(theta - delta e_d) per design
+  // parameter d, on the same draws (empty without one).
+  const std::vector<OutputSummary>& referee() const { return referee_; }
   const std::vector<SobolAccumulator>& sobol() const { return sobol_; }
 
-  // The parts in the order of a sample's values (the outcomes, the objectives, then the Sobol
-  // accumulators), for a device's fold to assign (study_fold.hpp).
-  std::size_t n_summaries() const { return 1 + objectives_.size(); }
-  OutputSummary& summary(std::size_t k) { return k == 0 ? outcomes_.front() : objectives_[k - 1]; }
+  // The parts in the order of a sample's values (the outcomes, the objectives, the referee's, then
+  // the Sobol accumulators), for a device's fold to assign (study_fold.hpp).
+  std::size_t n_summaries() const { return 1 + objectives_.size() + referee_.size(); }
+  const OutputSummary& summary(std::size_t k) const {
+    return k == 0 ? outcomes_.front() : k <= objectives_.size() ? objectives_[k - 1] : referee_[k - 1 - objectives_.size()];
+  }
+  OutputSummary& summary(std::size_t k) { return const_cast<OutputSummary&>(std::as_const(*this).summary(k)); }
   SobolAccumulator& sobol(std::size_t o) { return sobol_[o]; }
 
  private:
-  std::vector<OutputSummary> outcomes_;  // one: status, n_events, topology_changed
-  std::vector<OutputSummary> objectives_;
+  std::vector<OutputSummary> outcomes_;  // one: status, n_events, event_count_changed
+  std::vector<OutputSummary> objectives_, referee_;
   std::vector<SobolAccumulator> sobol_;
 };
 
@@ -143,8 +181,9 @@ StudyResult result_from_json(const nlohmann::json& j);
 // Shards of one study (same header) covering all blocks: the whole study's result.
 StudyResult merge_results(const std::vector<StudyResult>& shards);
 
-// What a user reads (docs/sweep.md), for a complete result: statistics, gradients with standard
-// errors and the topology-change fraction, Sobol indices, status and event-count histograms.
+// What a user reads (docs/sweep.md), for a complete result: statistics, per objective and design
+// parameter its gradient estimates with standard errors and discontinuity diagnostic (and the
+// referee's), Sobol indices, status and event-count histograms.
 nlohmann::json summary_json(const StudyResult& result);
 
 }  // namespace saltation::sweep

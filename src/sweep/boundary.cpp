@@ -1,0 +1,106 @@
+#include "saltation/sweep/boundary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace saltation::sweep {
+
+namespace {
+
+// Calls f(c, J_c) for each recorded event c of trajectory i whose crossing of t_final makes o
+// jump by J_c (J_c = 1 where o's existence jumps), and returns the last event index o depends on
+// (events after it cannot change o; -1 when none).
+template <class F>
+int for_each_crossing(const Result& r, std::size_t i, const Objective& o, F&& f) {
+  const int recorded = std::min(r.n_events[i], r.C);
+  switch (o.kind) {
+    case ObjectiveKind::EventCount:
+      for (int c = 0; c < recorded; ++c) f(c, 1.0);
+      return recorded - 1;
+    case ObjectiveKind::FinalState:
+      for (int c = 0; c < recorded; ++c) f(c, r.event_q_plus(i, c, o.state) - r.event_q(i, c, o.state));
+      return recorded - 1;
+    case ObjectiveKind::StatusIs: {
+      // Settling ends the trajectory at its event: past t_final, the trajectory finishes instead.
+      if (r.status_of(i) == Status::Settled && recorded == r.n_events[i] && recorded > 0)
+        f(recorded - 1, (o.status == static_cast<int>(Status::Settled) ? 1.0 : 0.0) -
+                            (o.status == static_cast<int>(Status::Finished) ? 1.0 : 0.0));
+      return recorded - 1;
+    }
+    case ObjectiveKind::EventTime:
+    case ObjectiveKind::EventState:
+    case ObjectiveKind::Landing:
+      if (o.event < recorded) f(o.event, 1.0);
+      return std::min(o.event, recorded - 1);
+  }
+  return -1;
+}
+
+}  // namespace
+
+double boundary_kernel(double margin, double bandwidth) {
+  if (!(margin >= 0.0 && margin < bandwidth)) return 0.0;
+  return (4.0 - 6.0 * margin / bandwidth) / bandwidth;
+}
+
+void boundary_terms(const Result& r, std::size_t i, const Objective& o, const std::vector<int>& parameters,
+                    const double* slopes, double t_final, double h, double* z, double* near) {
+  const std::size_t D = parameters.size();
+  std::fill(z, z + D, 0.0);
+  std::fill(near, near + D, 0.0);
+  if (r.status_of(i) == Status::InvalidInput) return;
+  const int last = for_each_crossing(r, i, o, [&](int c, double jump) {
+    const double margin = t_final - r.event_time(i, c);
+    if (!(margin < h) || jump == 0.0) return;
+    const double kernel = boundary_kernel(margin, h);
+    // A grazing event's time has no derivative (DESIGN.md section 3): it is a discontinuity, below,
+    // without a boundary term.
+    const bool grazing = r.ev_flags[static_cast<std::size_t>(c) * r.n + i] & EventGrazing;
+    for (std::size_t d = 0; d < D; ++d) {
+      const double dt = slopes[d] * r.event_dt(i, c, parameters[d]);
+      if (dt == 0.0) continue;
+      near[d] = 1.0;
+      if (std::isfinite(dt) && !grazing) z[d] += kernel * -dt * jump;
+    }
+  });
+  // A grazing event may vanish (or a new one appear) under any change of theta; a trajectory
+  // truncated near t_final (capacity, Zeno, a non-finite state) ends otherwise past it. Neither
+  // has a boundary term the records can estimate: they count as discontinuities only.
+  bool other = false;
+  for (int c = 0; c <= last; ++c) other = other || (r.ev_flags[static_cast<std::size_t>(c) * r.n + i] & EventGrazing);
+  // An objective read at event c changes identity when c and a neighbour of another guard swap
+  // order: within h of each other and drifting apart at another rate.
+  if (!o.jumps_in_value() && o.event < std::min(r.n_events[i], r.C)) {
+    const int c = o.event;
+    for (int other_event : {c - 1, c + 1}) {
+      if (other_event < 0 || other_event >= std::min(r.n_events[i], r.C)) continue;
+      const std::size_t a = static_cast<std::size_t>(c) * r.n + i, b = static_cast<std::size_t>(other_event) * r.n + i;
+      if (r.ev_guard[a] == r.ev_guard[b] || !(std::abs(r.ev_t[a] - r.ev_t[b]) < h)) continue;
+      for (std::size_t d = 0; d < D; ++d)
+        if (slopes[d] * (r.event_dt(i, c, parameters[d]) - r.event_dt(i, other_event, parameters[d])) != 0.0) near[d] = 1.0;
+    }
+  }
+  const Status s = r.status_of(i);
+  if (o.jumps_in_value() && s != Status::Finished && s != Status::Settled) other = other || t_final - r.t_end[i] < h;
+  if (other) std::fill(near, near + D, 1.0);
+}
+
+double pilot_bandwidth(const Result& pilot, const Objective& o, double t_final, std::uint64_t samples) {
+  double count = 0.0, mean = 0.0, comoment = 0.0;  // Welford over the pilot trajectories' smallest margins
+  for (std::size_t i = 0; i < pilot.n; ++i) {
+    if (pilot.status_of(i) == Status::InvalidInput) continue;
+    double smallest = HUGE_VAL;
+    for_each_crossing(pilot, i, o, [&](int c, double jump) {
+      if (jump != 0.0) smallest = std::min(smallest, t_final - pilot.event_time(i, c));
+    });
+    if (!std::isfinite(smallest)) continue;
+    count += 1.0;
+    const double d = smallest - mean;
+    mean += d / count;
+    comoment += d * (smallest - mean);
+  }
+  const double spread = count >= 2.0 && comoment > 0.0 ? std::sqrt(comoment / (count - 1.0)) : t_final / std::sqrt(12.0);
+  return spread * std::cbrt(1.0 / static_cast<double>(samples));
+}
+
+}  // namespace saltation::sweep
