@@ -34,6 +34,18 @@ bool cuda_device_available();
 bool cuda_compiled();
 // Resolves Auto to Cpu or Cuda; Cuda without a device throws CudaError.
 Backend resolve_backend(Backend b);
+// The one backend dispatch of the trajectory solver, the disk engine and the sweep: runs on_cpu()
+// or on_cuda() where `b` resolves to, and returns that backend.
+template <class OnCpu, class OnCuda>
+Backend run_on_backend(Backend b, OnCpu&& on_cpu, OnCuda&& on_cuda) {
+  const Backend resolved = resolve_backend(b);
+  if (resolved == Backend::Cuda) {
+    on_cuda();
+  } else {
+    on_cpu();
+  }
+  return resolved;
+}
 
 // ---- Memory, checked before a run allocates (docs/reliability.md, "Resource limits"). The CUDA
 // driver sizes its device chunks to the device's free memory (cudaMemGetInfo) and refuses a

@@ -86,10 +86,16 @@ void check_result_memory(std::size_t n, int C, bool sensitivities) {
 // `cuda_driver` is a generic lambda, so that the entry point it names is instantiated only for a
 // model with a CUDA driver.
 template <class Output, class Model, class Host, class CudaDriver>
-void run_on_backend(const Model& model, const Batch& batch, const Options& opts, Backend backend, Host& out,
-                    const Progress& progress, const char* cuda_entry, CudaDriver&& cuda_driver) {
+void run_batch(const Model& model, const Batch& batch, const Options& opts, Backend backend, Host& out,
+               const Progress& progress, const char* cuda_entry, CudaDriver&& cuda_driver) {
   if (batch.n == 0) return;
-  if (resolve_backend(backend) == Backend::Cuda) {
+  const auto on_cpu = [&] {
+    const Progress* report = progress ? &progress : nullptr;
+    if constexpr (has_cpu_lanes<Model>::value)
+      if (cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
+    cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report);
+  };
+  const auto on_cuda = [&] {
     if constexpr (has_cuda_driver<Model>::value) {
       cuda_driver(model);
     } else {
@@ -99,12 +105,8 @@ void run_on_backend(const Model& model, const Batch& batch, const Options& opts,
                           "kernels/solve.cuh and specialize saltation::has_cuda_driver<Model>",
                       __FILE__, __LINE__);
     }
-  } else {
-    const Progress* report = progress ? &progress : nullptr;
-    if constexpr (has_cpu_lanes<Model>::value)
-      if (cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
-    cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report);
-  }
+  };
+  run_on_backend(backend, on_cpu, on_cuda);
 }
 
 }  // namespace detail
@@ -117,7 +119,7 @@ Result solve(const Model& model, const Batch& batch, const Options& options, Bac
   const Options opts = detail::checked_options(model, batch, options);
   detail::check_result_memory<Model>(batch.n, opts.event_capacity, opts.sensitivities);
   Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities);
-  detail::run_on_backend<core::FullRecord>(model, batch, opts, backend, result, progress, "solve", [&](const auto& m) {
+  detail::run_batch<core::FullRecord>(model, batch, opts, backend, result, progress, "solve", [&](const auto& m) {
     cuda::solve(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
   });
   return result;
@@ -132,7 +134,7 @@ Result solve_final_state(const Model& model, const Batch& batch, const Options& 
   const Options opts = detail::checked_options(model, batch, options);
   detail::check_result_memory<Model>(batch.n, 0, opts.sensitivities);
   Result result(batch.n, Model::N, Model::P, 0, opts.sensitivities);
-  detail::run_on_backend<core::FinalState>(
+  detail::run_batch<core::FinalState>(
       model, batch, opts, backend, result, progress, "solve_final_state", [&](const auto& m) {
         cuda::solve_final_state(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
       });
@@ -152,13 +154,9 @@ Observation observe(const Model& model, const Batch& batch, const Options& optio
   for (std::size_t o = 0; o < objectives.size(); ++o) {
     const ObjectiveSpec& ob = objectives[o];
     const std::string where = "objectives[" + std::to_string(o) + "]";
-    const bool reads_state = ob.kind == ObjectiveKind::EventState || ob.kind == ObjectiveKind::FinalState ||
-                             ob.kind == ObjectiveKind::Landing;
-    const bool reads_event = ob.kind == ObjectiveKind::EventTime || ob.kind == ObjectiveKind::EventState ||
-                             ob.kind == ObjectiveKind::Landing;
-    if (reads_state && (ob.state < 0 || ob.state >= Model::N))
+    if (ob.state < 0 || ob.state >= Model::N)
       throw InvalidInput(where, -1, "state " + std::to_string(ob.state) + " is not a state index of " + Model::name);
-    if (reads_event && (ob.event < 0 || ob.event >= opts.event_capacity))
+    if (ob.traits().reads_event && (ob.event < 0 || ob.event >= opts.event_capacity))
       throw InvalidInput(where, -1, "event " + std::to_string(ob.event) + " is outside the event capacity");
     derivatives = derivatives || ob.differentiable();
   }
@@ -168,7 +166,7 @@ Observation observe(const Model& model, const Batch& batch, const Options& optio
   if (derivatives && !design.empty() && !opts.sensitivities)
     throw InvalidInput("design", -1, "derivatives with respect to design parameters need options.sensitivities");
   Observation observation(batch.n, std::move(objectives), std::move(design));
-  detail::run_on_backend<core::ObjectiveObserver>(
+  detail::run_batch<core::ObjectiveObserver>(
       model, batch, opts, backend, observation, progress, "observe", [&](const auto& m) {
         cuda::observe(m, batch.theta.data(), batch.n, opts, observation, progress ? &progress : nullptr);
       });

@@ -370,15 +370,14 @@ namespace {
 RolloutResult run(const DiskBatch& batch, const RolloutOptions& options, const LossSpec* loss, Backend backend,
                   const Progress& progress) {
   detail::Prepared prep = detail::prepare(batch, options, loss);
-  const Backend resolved = resolve_backend(backend);
   const Progress* report = progress ? &progress : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
-  if (resolved == Backend::Cuda) {
-    if (options.cuda_block_threshold < 1) throw InvalidInput("cuda_block_threshold", -1, "must be >= 1");
-    detail::run_cuda(prep, options.cuda_block_threshold, report);
-  } else {
-    detail::run_cpu(prep.host_view(), options.cpu_team_threshold, report);
-  }
+  const Backend resolved = run_on_backend(
+      backend, [&] { detail::run_cpu(prep.host_view(), options.cpu_team_threshold, report); },
+      [&] {
+        if (options.cuda_block_threshold < 1) throw InvalidInput("cuda_block_threshold", -1, "must be >= 1");
+        detail::run_cuda(prep, options.cuda_block_threshold, report);
+      });
   prep.result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   prep.result.backend = resolved;
   return std::move(prep.result);

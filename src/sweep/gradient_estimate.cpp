@@ -3,11 +3,23 @@
 #include <algorithm>
 #include <cmath>
 
+#include "saltation/errors.hpp"
+
 namespace saltation::sweep {
 
 using nlohmann::json;
 
 namespace {
+
+// The table entry (core/objectives.hpp) of a summary's definition of a built-in objective: the
+// kind whose key it holds.
+ObjectiveTraits traits_of(const json& definition) {
+  for (int k = 0; k < kObjectiveKinds; ++k) {
+    const ObjectiveTraits t = objective_traits(static_cast<ObjectiveKind>(k));
+    if (definition.contains(t.key)) return t;
+  }
+  throw InvalidInput("objectives", -1, "an objective definition names no objective kind: " + definition.dump());
+}
 
 bool definition_differentiable(const json& objectives, const json& definition) {
   if (definition.contains("user_inputs")) {
@@ -16,7 +28,7 @@ bool definition_differentiable(const json& objectives, const json& definition) {
         if (other.at("name") == input && !definition_differentiable(objectives, other)) return false;
     return true;
   }
-  return !definition.contains("event_count") && !definition.contains("status");
+  return traits_of(definition).differentiable;
 }
 
 Estimate column_mean(const CoMoments& m, int column) { return {m.mean(column), m.standard_error(column)}; }
@@ -29,7 +41,7 @@ std::vector<std::string> gradient_names(const json& header) {
   return names;
 }
 
-const char* estimator_name(GradientEstimator e) { return e == GradientEstimator::corrected ? "corrected" : "pathwise"; }
+const char* estimator_name(GradientEstimator e) { return e == GradientEstimator::Corrected ? "corrected" : "pathwise"; }
 
 ObjectiveColumns objective_columns(const json& header, std::size_t o) {
   const json& objectives = header.at("objectives");
@@ -41,10 +53,10 @@ ObjectiveColumns objective_columns(const json& header, std::size_t o) {
   }
   c.pathwise = c.n_design > 0 && definition_differentiable(objectives, definition);
   c.boundary = c.n_design > 0 && definition.contains("bandwidth");
-  c.jumps_in_value = definition.contains("event_count") || definition.contains("status") || definition.contains("final_state");
+  c.jumps_in_value = !definition.contains("user_inputs") && traits_of(definition).jumps_at_horizon;
   if (c.boundary) {
     c.bandwidth = definition.at("bandwidth").get<double>();
-    c.estimator = definition.at("gradient") == "corrected" ? GradientEstimator::corrected : GradientEstimator::pathwise;
+    c.estimator = definition.at("gradient") == "corrected" ? GradientEstimator::Corrected : GradientEstimator::Pathwise;
   }
   return c;
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "saltation/core/integrate_one.hpp"
+#include "saltation/core/outputs.hpp"
 #include "saltation/errors.hpp"
 
 namespace saltation::sweep {

@@ -43,7 +43,7 @@ void check_settings(const RobustDesignSettings& s, const Study& study, const Mod
   if (s.objective < 0 || s.objective >= static_cast<int>(study.objectives.size()))
     throw InvalidInput("optimize.objective", -1, "is not an objective of the study");
   const Objective& objective = study.objectives[s.objective];
-  if (!objective.differentiable() && objective.gradient != GradientEstimator::corrected)
+  if (!objective.differentiable() && objective.gradient != GradientEstimator::Corrected)
     throw InvalidInput("optimize.objective", -1,
                        "\"" + objective.name +
                            "\" is piecewise constant and its gradient is pathwise (0): give it \"gradient\": \"corrected\"");

@@ -60,43 +60,41 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
   Objective ob;
   ob.name = o.string("name");
   if (ob.name.empty()) throw InvalidInput(o.path("name"), -1, "must not be empty");
-  static const char* kinds[] = {"event_time", "event_state", "final_state", "event_count", "landing", "status"};
-  std::string kind;
-  for (const char* k : kinds)
-    if (o.has(k)) {
-      if (!kind.empty())
-        throw InvalidInput(where, -1, "has both \"" + kind + "\" and \"" + k + "\": an objective is one of them");
-      kind = k;
-    }
-  if (kind.empty())
-    throw InvalidInput(where, -1,
-                       "needs one of event_time, event_state, final_state, event_count, landing, status (docs/sweep.md)");
-  if (kind == "event_time") {
-    ob.kind = ObjectiveKind::EventTime;
-    ob.event = event_index(o, "event_time", options);
-  } else if (kind == "event_state" || kind == "landing") {
+  std::string kind, keys;
+  for (int k = 0; k < kObjectiveKinds; ++k) {
+    const ObjectiveTraits t = objective_traits(static_cast<ObjectiveKind>(k));
+    keys += (k ? ", " : "") + std::string(t.key);
+    if (!o.has(t.key)) continue;
+    if (!kind.empty())
+      throw InvalidInput(where, -1, "has both \"" + kind + "\" and \"" + t.key + "\": an objective is one of them");
+    kind = t.key;
+    ob.kind = static_cast<ObjectiveKind>(k);
+  }
+  if (kind.empty()) throw InvalidInput(where, -1, "needs one of " + keys + " (docs/sweep.md)");
+  // Its value is what the kind reads: an event index, a state, {event, state[, target]}, a status
+  // name, or `true` when it reads nothing.
+  const ObjectiveTraits t = ob.traits();
+  if (t.reads_event && t.reads_state) {
     const io::JsonObject e = o.object(kind);
-    ob.kind = kind == "landing" ? ObjectiveKind::Landing : ObjectiveKind::EventState;
     ob.event = event_index(e, "event", options);
     ob.state = state_index(e.raw("state"), e.path("state"), info);
-    if (ob.kind == ObjectiveKind::Landing) ob.target = e.number("target");
+    if (t.has_target) ob.target = e.number("target");
     e.reject_unknown();
-  } else if (kind == "final_state") {
-    ob.kind = ObjectiveKind::FinalState;
-    ob.state = state_index(o.raw("final_state"), o.path("final_state"), info);
-  } else if (kind == "event_count") {
-    ob.kind = ObjectiveKind::EventCount;
-    if (!o.boolean("event_count", false)) throw InvalidInput(o.path("event_count"), -1, "must be true");
-  } else {
-    ob.kind = ObjectiveKind::StatusIs;
-    const std::string wanted = o.string("status");
+  } else if (t.reads_event) {
+    ob.event = event_index(o, kind, options);
+  } else if (t.reads_state) {
+    ob.state = state_index(o.raw(kind), o.path(kind), info);
+  } else if (t.reads_status) {
+    const std::string wanted = o.string(kind);
     ob.status = -1;
     for (int s = 0; s < status_count; ++s)
       if (wanted == status_name(static_cast<Status>(s))) ob.status = s;
-    if (ob.status < 0) throw InvalidInput(o.path("status"), -1, "\"" + wanted + "\" is not a status name (docs/schema.md)");
+    if (ob.status < 0) throw InvalidInput(o.path(kind), -1, "\"" + wanted + "\" is not a status name (docs/schema.md)");
+  } else if (!o.boolean(kind, false)) {
+    throw InvalidInput(o.path(kind), -1, "must be true");
   }
   const std::string gradient = o.choice("gradient", {"pathwise", "corrected"}, "corrected");
-  ob.gradient = gradient == "corrected" ? GradientEstimator::corrected : GradientEstimator::pathwise;
+  ob.gradient = gradient == "corrected" ? GradientEstimator::Corrected : GradientEstimator::Pathwise;
   ob.bandwidth = o.number("bandwidth", 0.0);
   if (o.has("bandwidth") && !(std::isfinite(ob.bandwidth) && ob.bandwidth > 0.0))
     throw InvalidInput(o.path("bandwidth"), -1, "must be a positive time (the boundary kernel's width, docs/sweep.md)");
@@ -186,37 +184,22 @@ json distribution_json(const Study& study, int p) {
 }
 
 json objective_json(const Objective& o, const ModelInfo& info) {
-  const std::string state = info.state_names[o.state];
-  switch (o.kind) {
-    case ObjectiveKind::EventTime: return {{"name", o.name}, {"event_time", o.event}};
-    case ObjectiveKind::EventState: return {{"name", o.name}, {"event_state", {{"event", o.event}, {"state", state}}}};
-    case ObjectiveKind::FinalState: return {{"name", o.name}, {"final_state", state}};
-    case ObjectiveKind::EventCount: return {{"name", o.name}, {"event_count", true}};
-    case ObjectiveKind::Landing:
-      return {{"name", o.name}, {"landing", {{"event", o.event}, {"state", state}, {"target", o.target}}}};
-    case ObjectiveKind::StatusIs: return {{"name", o.name}, {"status", status_name(static_cast<Status>(o.status))}};
+  const ObjectiveTraits t = o.traits();
+  json value = true;
+  if (t.reads_event && t.reads_state) {
+    value = {{"event", o.event}, {"state", info.state_names[o.state]}};
+    if (t.has_target) value["target"] = o.target;
+  } else if (t.reads_event) {
+    value = o.event;
+  } else if (t.reads_state) {
+    value = info.state_names[o.state];
+  } else if (t.reads_status) {
+    value = status_name(static_cast<Status>(o.status));
   }
-  return nullptr;
+  return {{"name", o.name}, {t.key, value}};
 }
 
 // ---- evaluating objectives through the objective observer (saltation::observe)
-
-ObjectiveSpec spec_of(const Objective& o) {
-  ObjectiveSpec spec;
-  switch (o.kind) {
-    case ObjectiveKind::EventTime: spec.kind = saltation::ObjectiveKind::EventTime; break;
-    case ObjectiveKind::EventState: spec.kind = saltation::ObjectiveKind::EventState; break;
-    case ObjectiveKind::FinalState: spec.kind = saltation::ObjectiveKind::FinalState; break;
-    case ObjectiveKind::EventCount: spec.kind = saltation::ObjectiveKind::EventCount; break;
-    case ObjectiveKind::Landing: spec.kind = saltation::ObjectiveKind::Landing; break;
-    case ObjectiveKind::StatusIs: spec.kind = saltation::ObjectiveKind::StatusIs; break;
-  }
-  spec.event = o.event;
-  spec.state = o.state;
-  spec.target = o.target;
-  spec.status = o.status;
-  return spec;
-}
 
 int gradient_width(const Objective& o, int n_design) { return o.differentiable() ? n_design : 0; }
 
@@ -368,9 +351,9 @@ Study parse_study(const json& j, const ModelInfo& info) {
   if (seed < 0) throw InvalidInput("seed", -1, "must be >= 0");
   s.seed = static_cast<std::uint64_t>(seed);
   s.sobol = top.boolean("sobol", false);
-  s.sampling = top.choice("sampling", {"random", "scrambled_sobol"}, "random") == "random" ? Sampling::random
-                                                                                         : Sampling::scrambled_sobol;
-  if (s.sampling == Sampling::scrambled_sobol && s.samples > ScrambledSobol::max_points)
+  s.sampling = top.choice("sampling", {"random", "scrambled_sobol"}, "random") == "random" ? Sampling::Random
+                                                                                         : Sampling::ScrambledSobol;
+  if (s.sampling == Sampling::ScrambledSobol && s.samples > ScrambledSobol::max_points)
     throw InvalidInput("samples", -1, "scrambled_sobol sampling has at most 2^32 points: use fewer samples or \"sampling\": \"random\"");
   s.sobol_resamples = top.integer("sobol_resamples", s.sobol_resamples);
   if (s.sobol_resamples < 0 || s.sobol_resamples > 10000)
@@ -491,7 +474,7 @@ class Sampler {
  public:
   explicit Sampler(const Study& study)
       : study_(study), n_factors_(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size()))) {
-    if (study.sampling == Sampling::scrambled_sobol) sobol_.emplace(n_factors_ * (study.sobol ? 2 : 1), study.seed);
+    if (study.sampling == Sampling::ScrambledSobol) sobol_.emplace(n_factors_ * (study.sobol ? 2 : 1), study.seed);
   }
   void row(std::uint64_t j, std::uint32_t matrix, double* theta) const {
     const auto n_params = static_cast<std::uint32_t>(study_.parameters.size());
@@ -528,13 +511,13 @@ struct Evaluator {
   std::vector<int> design;  // the solves' sensitivity parameters (sensitivity_parameters)
   int n_factors = 0;
   int nominal_events = 0;
-  std::vector<double> bandwidths;  // per built-in objective, with records (run_pilot)
+  std::vector<double> bandwidths{};  // per built-in objective, with records (run_pilot)
   Sampler sampler{study};
   std::vector<std::vector<std::size_t>> users = user_inputs(study);
   // The referee's samplers of the distribution designs: per design, the study with its field
   // moved by + and - delta (the same uniforms: common random numbers).
-  std::vector<std::shared_ptr<const Study>> moved_studies;
-  std::vector<Sampler> moved_samplers;
+  std::vector<std::shared_ptr<const Study>> moved_studies{};
+  std::vector<Sampler> moved_samplers{};
 
   int saltelli_rows() const { return study.sobol ? n_factors + 2 : 1; }
   int referee_rows() const { return study.gradient_check_delta > 0.0 ? 2 * n_gradients() : 0; }
@@ -648,7 +631,7 @@ struct Evaluator {
         for (int p = 0; p < P; ++p) t.batch.at(r * count + i, p) = theta[p];
       }
     std::vector<ObjectiveSpec> specs;
-    for (const Objective& o : study.objectives) specs.push_back(spec_of(o));
+    for (const Objective& o : study.objectives) specs.push_back(o);
     if (!records()) {
       t.obs = model.observe(t.batch, options, std::move(specs), design, backend);
       return t;
@@ -816,7 +799,7 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
                  {"samples", study.samples},
                  {"seed", study.seed},
                  {"sobol", study.sobol},
-                 {"sampling", study.sampling == Sampling::random ? "random" : "scrambled_sobol"},
+                 {"sampling", study.sampling == Sampling::Random ? "random" : "scrambled_sobol"},
                  {"block_size", study.block_size},
                  {"nominal", {{"theta", nominal_theta},
                               {"status", status_name(static_cast<Status>(nominal.status[0]))},
@@ -963,10 +946,9 @@ Partial<StudyAccumulator> fold_shard(const Evaluator& ev, const StudyRun& run, c
   };
   Partial<StudyAccumulator> completed, folded;
   try {
-    if (ev.backend == Backend::Cuda)
-      folded = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed);
-    else
-      folded = reduce_blocks(empty, layout, blocks, plan, fill, &completed);
+    run_on_backend(
+        ev.backend, [&] { folded = reduce_blocks(empty, layout, blocks, plan, fill, &completed); },
+        [&] { folded = reduce_blocks(empty, layout, blocks, plan, fill, fold_study_blocks_on_device, &completed); });
   } catch (...) {
     if (run.keep_partial && (run.resume || completed.blocks.end > completed.blocks.first)) {
       StudyResult kept;

@@ -95,13 +95,7 @@ class ObjectiveObserver {
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
-      if (ob.event != c) continue;
-      if (ob.kind == ObjectiveKind::EventTime) put(row, t_e);
-      if (ob.kind == ObjectiveKind::EventState) put(row, entry<N>(q_minus, ob.state));
-      if (ob.kind == ObjectiveKind::Landing) {
-        const double miss = entry<N>(q_minus, ob.state) - ob.target;
-        put(row, miss * miss);
-      }
+      if (ob.traits().reads_event && ob.event == c) put(row, objective_at_event(ob, t_e, entry<N>(q_minus, ob.state)));
     }
   }
   SALTATION_HD void event_flags(int, int) const {}
@@ -112,11 +106,8 @@ class ObjectiveObserver {
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
-      if (ob.event != c) continue;
-      if (ob.kind == ObjectiveKind::EventTime) put(row + 1 + d, tau);
-      if (ob.kind == ObjectiveKind::EventState) put(row + 1 + d, entry<N>(dq, ob.state));
-      if (ob.kind == ObjectiveKind::Landing)
-        put(row + 1 + d, 2.0 * (entry<N>(q_minus, ob.state) - ob.target) * entry<N>(dq, ob.state));
+      if (ob.traits().reads_event && ob.event == c)
+        put(row + 1 + d, objective_at_event_derivative(ob, tau, entry<N>(q_minus, ob.state), entry<N>(dq, ob.state)));
     }
   }
   SALTATION_HD void final_dq(int k, int p, double value) const {
@@ -125,7 +116,8 @@ class ObjectiveObserver {
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
-      if (ob.kind == ObjectiveKind::FinalState && ob.state == k) put(row + 1 + d, value);
+      const ObjectiveTraits t = ob.traits();
+      if (!t.reads_event && t.differentiable && ob.state == k) put(row + 1 + d, value);
     }
   }
   template <int N>
@@ -135,13 +127,10 @@ class ObjectiveObserver {
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
-      switch (ob.kind) {
-        case ObjectiveKind::FinalState: put(row, entry<N>(qf, ob.state)); break;
-        case ObjectiveKind::EventCount: put(row, n_events); break;
-        case ObjectiveKind::StatusIs: put(row, static_cast<int>(status) == ob.status ? 1.0 : 0.0); break;
-        default:
-          if (ob.event >= n_events)
-            for (int w = 0; w < out_.width(ob); ++w) put(row + w, ::nan(""));
+      if (!ob.traits().reads_event) {
+        put(row, objective_at_end(ob, status, entry<N>(qf, ob.state), n_events));
+      } else if (ob.event >= n_events) {
+        for (int w = 0; w < out_.width(ob); ++w) put(row + w, ::nan(""));
       }
     }
   }

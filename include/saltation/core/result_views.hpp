@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "saltation/config.hpp"
+#include "saltation/core/objectives.hpp"
 
 namespace saltation {
 
@@ -42,26 +43,6 @@ struct ResultView {
 // ---- Objective observations: each trajectory reduced to a few objective values and their
 // derivatives with respect to chosen (design) parameters, with nothing per event kept
 // (core::ObjectiveObserver writes them).
-
-// What an objective reads of a trajectory. Events count from 0.
-enum class ObjectiveKind : int {
-  EventTime,   // t_e of event `event`
-  EventState,  // q-_e[state] of event `event`
-  FinalState,  // qf[state]
-  EventCount,  // n_events
-  Landing,     // (q-_e[state] - target)^2 of event `event`
-  StatusIs     // 1 when the trajectory ended with status `status`, else 0
-};
-
-struct ObjectiveSpec {
-  ObjectiveKind kind = ObjectiveKind::FinalState;
-  int event = 0;
-  int state = 0;
-  double target = 0.0;
-  int status = 0;
-  // Piecewise constant objectives have no pathwise derivative.
-  SALTATION_HD bool differentiable() const { return kind != ObjectiveKind::EventCount && kind != ObjectiveKind::StatusIs; }
-};
 
 // Objective o takes width(o) rows of `values`, in objective order: its value, then (when it is
 // differentiable) its derivative with respect to each design parameter, in design order.

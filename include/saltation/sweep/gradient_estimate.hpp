@@ -28,7 +28,7 @@ struct ObjectiveColumns {
   bool pathwise = false;       // derivative columns 1 .. D
   bool boundary = false;       // z_d and near_d columns after them
   bool jumps_in_value = false;  // Objective::jumps_in_value
-  GradientEstimator estimator = GradientEstimator::pathwise;
+  GradientEstimator estimator = GradientEstimator::Pathwise;
   double bandwidth = 0.0;
   int z(int d) const { return 1 + (pathwise ? n_design : 0) + d; }
   int near(int d) const { return z(d) + n_design; }
@@ -57,10 +57,10 @@ struct ParameterGradient {
 };
 
 struct ObjectiveGradient {
-  GradientEstimator estimator = GradientEstimator::pathwise;  // what `chosen` is
+  GradientEstimator estimator = GradientEstimator::Pathwise;  // what `chosen` is
   std::vector<ParameterGradient> parameters;                   // per design parameter
   const Estimate& chosen(std::size_t d) const {
-    return estimator == GradientEstimator::corrected ? parameters[d].corrected : parameters[d].pathwise;
+    return estimator == GradientEstimator::Corrected ? parameters[d].corrected : parameters[d].pathwise;
   }
   // Whether the referee agrees with the chosen estimate: within 4 combined standard errors.
   bool agrees(std::size_t d) const;

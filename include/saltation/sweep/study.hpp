@@ -23,30 +23,21 @@
 
 namespace saltation::sweep {
 
-enum class ObjectiveKind { EventTime, EventState, FinalState, EventCount, Landing, StatusIs };
-
 // How the summary estimates d E[L] / dtheta (docs/sweep.md, "Gradients across topology changes"):
 // the mean of the per-trajectory derivative, or that plus the boundary term of the events that
 // cross t_final (boundary.hpp).
-enum class GradientEstimator { pathwise, corrected };
+enum class GradientEstimator { Pathwise, Corrected };
 
-// A scalar of one trajectory's outcome. Events are counted from 0 (event 1 is the second).
-struct Objective {
+// A named objective of a study: what it reads (ObjectiveSpec, core/objectives.hpp: its kind's
+// table entry says which of event, state, target and status) and how its gradient is estimated.
+// Events are counted from 0 (event 1 is the second).
+struct Objective : ObjectiveSpec {
   std::string name;
-  ObjectiveKind kind = ObjectiveKind::FinalState;
-  int event = 0;        // EventTime, EventState, Landing
-  int state = 0;        // EventState, FinalState, Landing
-  double target = 0.0;  // Landing: (q-_event[state] - target)^2
-  int status = 0;       // StatusIs: 1 when the trajectory ended with this status, else 0
-  GradientEstimator gradient = GradientEstimator::corrected;
+  GradientEstimator gradient = GradientEstimator::Corrected;
   double bandwidth = 0.0;  // of the boundary term's kernel; 0: from the pilot (boundary.hpp)
-  // Piecewise constant objectives have no pathwise gradient.
-  bool differentiable() const { return kind != ObjectiveKind::EventCount && kind != ObjectiveKind::StatusIs; }
   // Counts, statuses and states read at t_final jump in value when an event crosses t_final; an
   // objective read at event c ceases to exist instead (boundary.hpp).
-  bool jumps_in_value() const {
-    return kind == ObjectiveKind::EventCount || kind == ObjectiveKind::FinalState || kind == ObjectiveKind::StatusIs;
-  }
+  bool jumps_in_value() const { return traits().jumps_at_horizon; }
 };
 
 // An objective of C++ code: L = f(y), y the values of the study's built-in objectives named in
@@ -71,7 +62,7 @@ struct DistributionDesign {
 // Where the uniforms of the sampled parameters come from (docs/sweep.md): independent Philox draws,
 // or scrambled Sobol' points (qmc.hpp), which stratify the sample space and converge faster for
 // smooth objectives.
-enum class Sampling { random, scrambled_sobol };
+enum class Sampling { Random, ScrambledSobol };
 
 struct Study {
   io::ModelChoice model;
@@ -83,7 +74,7 @@ struct Study {
   std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
   std::uint64_t seed = 0;
   bool sobol = false;
-  Sampling sampling = Sampling::random;
+  Sampling sampling = Sampling::Random;
   int sobol_resamples = 100;                // bootstrap replicates of the Sobol intervals
   std::uint64_t block_size = 4096;          // the reduction tree's leaves; part of the result
   std::uint64_t pilot_samples = 1024;       // samples 0 .. that fix the histogram ranges and bandwidths
