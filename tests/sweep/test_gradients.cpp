@@ -395,13 +395,13 @@ TEST(Gradients, BoundaryTermsOfOneRecord) {
   auto terms = [&](const sweep::Objective& o) { sweep::boundary_terms(r, 0, o, parameters, &slope, 1.0, h, &z, &near); };
 
   sweep::Objective count;
-  count.kind = sweep::ObjectiveKind::EventCount;
+  count.kind = ObjectiveKind::EventCount;
   terms(count);  // only event 2 lies within h of t_final: K_h(0.01) (-3 * 2.0) * 1
   EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0, 1e-12);
   EXPECT_EQ(near, 1.0);
 
   sweep::Objective v;
-  v.kind = sweep::ObjectiveKind::FinalState;
+  v.kind = ObjectiveKind::FinalState;
   v.state = 1;
   terms(v);  // jump q+ - q- = 1.5
   EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0 * 1.5, 1e-12);
@@ -411,7 +411,7 @@ TEST(Gradients, BoundaryTermsOfOneRecord) {
   EXPECT_EQ(near, 0.0);
 
   sweep::Objective first;
-  first.kind = sweep::ObjectiveKind::EventTime;
+  first.kind = ObjectiveKind::EventTime;
   first.event = 0;
   terms(first);  // far from t_final, but event 1 (another guard) is 0.01 later: they may swap
   EXPECT_EQ(z, 0.0);
