@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
     fo.delta = 1e-14;
     fo.record_history = true;
     const FitResult fit = fit_log_stiffness(fb, seed_options(), l, fo, be);
-    if (fit.outcome[0] != kFitConverged) throw std::runtime_error("Stiffness fit failed: " + fit.message[0]);
+    if (fit.outcome[0] != FitConverged) throw std::runtime_error("Stiffness fit failed: " + fit.message[0]);
     const double k_fit = kRef * std::exp(fit.theta[0]);
     const double loss0 = fit.history_loss[0].front();
     check(std::fabs(k_fit - kTrue) <= 1e-3 * kTrue, "recovered k within rtol 1e-3");
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
       double mean = 0.0;
       for (int s = 0; s < n_systems; ++s) {
         rel[s] = kRef * std::exp(bf.theta[s]) / k_true[s] - 1.0;
-        n_ok += bf.outcome[s] != kFitError;
+        n_ok += bf.outcome[s] != FitError;
         it_sum += bf.iterations[s];
         it_max = std::max(it_max, bf.iterations[s]);
         ev_sum += bf.evaluations[s];

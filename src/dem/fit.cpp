@@ -61,7 +61,7 @@ struct Fiber {
   // results
   double x = 0, fx = 0, g = 0, f_initial = NAN;
   int nit = 0, nev = 0;
-  int outcome = kFitError;
+  int outcome = FitError;
   double acc_x = NAN, acc_f = NAN, acc_g = NAN;  // last accepted iterate
   int n_accepted = 0;
   std::string message;
@@ -143,20 +143,20 @@ void fiber_entry() {
     fb->nit = solver.minimize(obj, x, fx, lb, ub);
     fb->x = x[0];
     fb->fx = fx;
-    fb->outcome = kFitConverged;
+    fb->outcome = FitConverged;
     if (fb->param->max_iterations != 0 && fb->nit >= fb->param->max_iterations) {
-      fb->outcome = kFitMaxIterations;
+      fb->outcome = FitMaxIterations;
       fb->message = "max_iterations reached";
     }
   } catch (const FiberCancelled&) {
     fb->message = "cancelled";
   } catch (const NoValue& e) {
-    fb->outcome = kFitError;
+    fb->outcome = FitError;
     fb->message = e.what();
   } catch (const LineSearchFailed& e) {
     // Typically at the noise/rounding floor: report the last accepted iterate, as scipy's
     // ABNORMAL_TERMINATION_IN_LNSRCH does.
-    fb->outcome = kFitLineSearchStalled;
+    fb->outcome = FitLineSearchStalled;
     fb->message = e.what();
     fb->x = fb->acc_x;
     fb->fx = fb->acc_f;
@@ -277,7 +277,7 @@ FitResult minimize_in_lockstep(const std::vector<double>& theta0, const std::vec
   }
   for (int b = 0; b < n_systems; ++b) {
     Fiber& f = fibers[b];
-    const bool have = f.outcome != kFitError;
+    const bool have = f.outcome != FitError;
     res.theta[b] = have ? f.x : f.x_req;
     res.loss[b] = have ? f.fx : NAN;
     res.initial_loss[b] = f.f_initial;
@@ -311,9 +311,9 @@ std::vector<T> gather(const std::vector<T>& in, long n_systems, const std::vecto
 
 const char* fit_outcome_name(int o) {
   switch (o) {
-    case kFitConverged: return "converged";
-    case kFitMaxIterations: return "max_iterations";
-    case kFitLineSearchStalled: return "line_search_stalled";
+    case FitConverged: return "converged";
+    case FitMaxIterations: return "max_iterations";
+    case FitLineSearchStalled: return "line_search_stalled";
     default: return "error";
   }
 }

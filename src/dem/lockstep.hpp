@@ -11,7 +11,7 @@
 namespace saltation::dem::detail {
 
 // The objective's answer for the systems it was asked about, in that order. A nonempty
-// failure[j] means no value exists for that system (it ends with kFitError and that message).
+// failure[j] means no value exists for that system (it ends with FitError and that message).
 struct BatchValues {
   std::vector<double> loss, grad;
   std::vector<std::string> failure;

@@ -9,18 +9,18 @@ namespace saltation::sweep {
 void validate_distribution(const Distribution& d, const std::string& name) {
   const auto finite = [](double x) { return std::isfinite(x); };
   switch (d.kind) {
-    case DistributionKind::fixed:
-    case DistributionKind::design:
+    case DistributionKind::Fixed:
+    case DistributionKind::Design:
       if (!finite(d.a)) throw InvalidInput(name, -1, "value must be finite");
       return;
-    case DistributionKind::uniform:
+    case DistributionKind::Uniform:
       if (!finite(d.a) || !finite(d.b) || !(d.a < d.b)) throw InvalidInput(name, -1, "uniform needs finite low < high");
       return;
-    case DistributionKind::normal:
-    case DistributionKind::lognormal:
+    case DistributionKind::Normal:
+    case DistributionKind::Lognormal:
       if (!finite(d.a) || !finite(d.b) || !(d.b > 0.0)) throw InvalidInput(name, -1, "needs a finite mean and sigma > 0");
       return;
-    case DistributionKind::truncnormal: {
+    case DistributionKind::Truncnormal: {
       if (!finite(d.a) || !finite(d.b) || !(d.b > 0.0)) throw InvalidInput(name, -1, "needs a finite mean and sigma > 0");
       if (std::isnan(d.c) || std::isnan(d.d) || !(d.c < d.d))
         throw InvalidInput(name, -1, "truncnormal needs low < high (either may be infinite)");

@@ -44,7 +44,7 @@ ScrambledSobol::ScrambledSobol(std::uint32_t n_dims, std::uint64_t seed) : n_dim
   for (std::uint32_t d = 0; d < n_dims; ++d)
     for (std::uint32_t j = 0; j < 32; ++j) directions_[d * 32 + j] = *lattice.iter_at(std::size_t(n_dims) * j + d);
   for (std::uint32_t d = 0; d < n_dims; ++d)
-    seeds_.push_back(static_cast<std::uint32_t>(philox_bits(seed, Stream::qmc_scramble, d, 0)));
+    seeds_.push_back(static_cast<std::uint32_t>(philox_bits(seed, Stream::QmcScramble, d, 0)));
 }
 
 std::uint32_t ScrambledSobol::unscrambled(std::uint64_t index, std::uint32_t dim) const {

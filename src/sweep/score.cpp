@@ -19,22 +19,22 @@ struct Truncation {
 }  // namespace
 
 bool has_score(const Distribution& d, int field) {
-  const bool fixed_support = d.kind == DistributionKind::normal || d.kind == DistributionKind::lognormal ||
-                             d.kind == DistributionKind::truncnormal;
+  const bool fixed_support = d.kind == DistributionKind::Normal || d.kind == DistributionKind::Lognormal ||
+                             d.kind == DistributionKind::Truncnormal;
   return fixed_support && (field == 0 || field == 1);
 }
 
 double score(const Distribution& d, int field, double x) {
   switch (d.kind) {
-    case DistributionKind::normal: {
+    case DistributionKind::Normal: {
       const double z = (x - d.a) / d.b;
       return field == 0 ? z / d.b : (z * z - 1.0) / d.b;
     }
-    case DistributionKind::lognormal: {
+    case DistributionKind::Lognormal: {
       const double z = (std::log(x) - d.a) / d.b;
       return field == 0 ? z / d.b : (z * z - 1.0) / d.b;
     }
-    case DistributionKind::truncnormal: {
+    case DistributionKind::Truncnormal: {
       // log p = log phi(z) - log sigma - log(Phi(beta) - Phi(alpha)): the mass moves with both.
       const Truncation t(d, x);
       const double pa = normal_pdf(t.alpha), pb = normal_pdf(t.beta);
@@ -47,13 +47,13 @@ double score(const Distribution& d, int field, double x) {
 
 double sample_slope(const Distribution& d, int field, double x) {
   switch (d.kind) {
-    case DistributionKind::uniform: {
+    case DistributionKind::Uniform: {
       const double u = (x - d.a) / (d.b - d.a);
       return field == 0 ? 1.0 - u : u;
     }
-    case DistributionKind::normal: return field == 0 ? 1.0 : (x - d.a) / d.b;
-    case DistributionKind::lognormal: return field == 0 ? x : x * (std::log(x) - d.a) / d.b;
-    case DistributionKind::truncnormal: {
+    case DistributionKind::Normal: return field == 0 ? 1.0 : (x - d.a) / d.b;
+    case DistributionKind::Lognormal: return field == 0 ? x : x * (std::log(x) - d.a) / d.b;
+    case DistributionKind::Truncnormal: {
       // Phi(z) = Phi(alpha) + u (Phi(beta) - Phi(alpha)) at fixed u, differentiated.
       const Truncation t(d, x);
       const double pa = normal_pdf(t.alpha), pb = normal_pdf(t.beta), pz = normal_pdf(t.z);

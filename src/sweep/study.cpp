@@ -105,10 +105,10 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
 // The keys of a distribution's fields a, b, c, d, in field order.
 std::vector<std::string> field_keys(DistributionKind kind) {
   switch (kind) {
-    case DistributionKind::uniform: return {"low", "high"};
-    case DistributionKind::normal: return {"mean", "sigma"};
-    case DistributionKind::lognormal: return {"mu", "sigma"};
-    case DistributionKind::truncnormal: return {"mean", "sigma", "low", "high"};
+    case DistributionKind::Uniform: return {"low", "high"};
+    case DistributionKind::Normal: return {"mean", "sigma"};
+    case DistributionKind::Lognormal: return {"mu", "sigma"};
+    case DistributionKind::Truncnormal: return {"mean", "sigma", "low", "high"};
     default: return {};
   }
 }
@@ -126,10 +126,10 @@ Distribution parse_parameter(const json& v, const std::string& where, int p, con
     d = Distribution::design(o.number("design"));
   } else if (o.has("dist")) {
     const std::string dist = o.choice("dist", {"uniform", "normal", "lognormal", "truncnormal"}, "");
-    d.kind = dist == "uniform"     ? DistributionKind::uniform
-             : dist == "normal"    ? DistributionKind::normal
-             : dist == "lognormal" ? DistributionKind::lognormal
-                                   : DistributionKind::truncnormal;
+    d.kind = dist == "uniform"     ? DistributionKind::Uniform
+             : dist == "normal"    ? DistributionKind::Normal
+             : dist == "lognormal" ? DistributionKind::Lognormal
+                                   : DistributionKind::Truncnormal;
     const std::vector<std::string> keys = field_keys(d.kind);
     for (std::size_t f = 0; f < keys.size(); ++f) {
       double value;
@@ -154,12 +154,12 @@ Distribution parse_parameter(const json& v, const std::string& where, int p, con
 // The distribution's mean: where the nominal trajectory puts a sampled parameter.
 double mean_of(const Distribution& d) {
   switch (d.kind) {
-    case DistributionKind::fixed:
-    case DistributionKind::design: return d.a;
-    case DistributionKind::uniform: return 0.5 * (d.a + d.b);
-    case DistributionKind::normal: return d.a;
-    case DistributionKind::lognormal: return std::exp(d.a + 0.5 * d.b * d.b);
-    case DistributionKind::truncnormal: {
+    case DistributionKind::Fixed:
+    case DistributionKind::Design: return d.a;
+    case DistributionKind::Uniform: return 0.5 * (d.a + d.b);
+    case DistributionKind::Normal: return d.a;
+    case DistributionKind::Lognormal: return std::exp(d.a + 0.5 * d.b * d.b);
+    case DistributionKind::Truncnormal: {
       const double alpha = (d.c - d.a) / d.b, beta = (d.d - d.a) / d.b;
       const double pdf_alpha = std::exp(-0.5 * alpha * alpha), pdf_beta = std::exp(-0.5 * beta * beta);
       const double mass = normal_cdf(beta) - normal_cdf(alpha);
@@ -172,8 +172,8 @@ double mean_of(const Distribution& d) {
 // Parameter p's distribution as the study gave it: a design field as {"design": value}.
 json distribution_json(const Study& study, int p) {
   const Distribution& d = study.parameters[p];
-  if (d.kind == DistributionKind::fixed) return d.a;
-  if (d.kind == DistributionKind::design) return {{"design", d.a}};
+  if (d.kind == DistributionKind::Fixed) return d.a;
+  if (d.kind == DistributionKind::Design) return {{"design", d.a}};
   static const char* names[] = {"fixed", "design", "uniform", "normal", "lognormal", "truncnormal"};
   json j = {{"dist", names[static_cast<int>(d.kind)]}};
   const std::vector<std::string> keys = field_keys(d.kind);
@@ -292,7 +292,7 @@ std::uint64_t bytes_per_sample(const ModelInfo& info, const Study& study, int n_
 std::vector<int> Study::design_parameters() const {
   std::vector<int> out;
   for (std::size_t p = 0; p < parameters.size(); ++p)
-    if (parameters[p].kind == DistributionKind::design) out.push_back(static_cast<int>(p));
+    if (parameters[p].kind == DistributionKind::Design) out.push_back(static_cast<int>(p));
   return out;
 }
 
@@ -469,7 +469,7 @@ namespace {
 
 // The parameter rows of a study: Philox draws, or scrambled Sobol' points over the factors (A's
 // in dimensions 0 .. k - 1, B's in k .. 2k - 1) with the Philox draw as their low bits. Matrix
-// saltelli_a of sample j is the plain Monte Carlo row j.
+// SaltelliA of sample j is the plain Monte Carlo row j.
 class Sampler {
  public:
   explicit Sampler(const Study& study)
@@ -481,7 +481,7 @@ class Sampler {
     if (!sobol_) return saltelli_parameters(study_.parameters.data(), n_params, study_.seed, j, matrix, theta);
     saltelli_row(study_.parameters.data(), n_params, matrix,
                  [&](bool from_b, std::uint32_t factor, std::uint32_t p) {
-                   const Stream stream = from_b ? Stream::saltelli_b : Stream::monte_carlo;
+                   const Stream stream = from_b ? Stream::SaltelliB : Stream::MonteCarlo;
                    return sobol_->uniform(j, from_b ? n_factors_ + factor : factor, philox_bits(study_.seed, stream, j, p));
                  },
                  theta);
@@ -623,7 +623,7 @@ struct Evaluator {
       for (std::uint64_t i = 0; i < count; ++i) {
         const int referee = r - saltelli_rows(), j = referee / 2;
         if (referee >= 0 && j >= n_model_designs()) {
-          moved_samplers[referee - 2 * n_model_designs()].row(first + i, saltelli_a, theta.data());
+          moved_samplers[referee - 2 * n_model_designs()].row(first + i, SaltelliA, theta.data());
         } else {
           sampler.row(first + i, static_cast<std::uint32_t>(referee < 0 ? r : 0), theta.data());
           if (referee >= 0) theta[design[j]] += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
@@ -929,7 +929,7 @@ Partial<StudyAccumulator> fold_shard(const Evaluator& ev, const StudyRun& run, c
       Batch rows(count, info.P);
       std::vector<double> theta(info.P);
       for (std::uint64_t i = 0; i < count; ++i) {
-        ev.sampler.row(first + i, saltelli_a, theta.data());
+        ev.sampler.row(first + i, SaltelliA, theta.data());
         for (int p = 0; p < info.P; ++p) rows.at(i, p) = theta[p];
       }
       files->set_theta(rows);

@@ -312,7 +312,7 @@ TEST_P(DemPhysics, FitBatchedLockstepFitRecoversStiffnesses) {
   FitOptions fo;
   const FitResult fit = fit_log_stiffness(start, o, l, fo, backend());
   for (int s = 0; s < n_systems; ++s) {
-    EXPECT_EQ(fit.outcome[s], kFitConverged) << fit.message[s];
+    EXPECT_EQ(fit.outcome[s], FitConverged) << fit.message[s];
     EXPECT_NEAR(std::exp(fit.theta[s]), ks[s], 1e-3 * ks[s]);
     EXPECT_LT(fit.loss[s], 1e-6 * fit.initial_loss[s]);
   }
@@ -725,7 +725,7 @@ TEST(DemLockstep, ConvergesAndCountsRounds) {
     return quadratic(s, t);
   });
   for (int b = 0; b < 4; ++b) {
-    EXPECT_EQ(fit.outcome[b], kFitConverged) << fit.message[b];
+    EXPECT_EQ(fit.outcome[b], FitConverged) << fit.message[b];
     EXPECT_NEAR(fit.theta[b], 2.0 + 0.5 * b, 1e-8);
   }
   EXPECT_EQ(dem::detail::live_solvers(), 0);
@@ -748,7 +748,7 @@ TEST(DemLockstep, ObjectiveThrowingInRound2PropagatesAndUnwindsEverySolver) {
   const FitResult again = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
     return quadratic(s, t);
   });
-  EXPECT_EQ(again.outcome[3], kFitConverged);
+  EXPECT_EQ(again.outcome[3], FitConverged);
 }
 
 TEST(DemLockstep, OutOfMemoryIsNotALineSearchStall) {
@@ -768,7 +768,7 @@ TEST(DemLockstep, LineSearchFailureIsAStallAtTheLastAcceptedIterate) {
     return quadratic(s, t, true);
   });
   for (int b = 0; b < 4; ++b) {
-    EXPECT_EQ(fit.outcome[b], kFitLineSearchStalled) << fit.message[b];
+    EXPECT_EQ(fit.outcome[b], FitLineSearchStalled) << fit.message[b];
     EXPECT_FALSE(fit.message[b].empty());
     EXPECT_EQ(fit.theta[b], 1.0) << "no step was accepted: the initial point";
   }
@@ -783,9 +783,9 @@ TEST(DemLockstep, MissingValueEndsThatSystemWithItsMessage) {
         if (s[j] == 1) v.failure[j] = "engine: coincident";
     return v;
   });
-  EXPECT_EQ(fit.outcome[1], kFitError);
+  EXPECT_EQ(fit.outcome[1], FitError);
   EXPECT_EQ(fit.message[1], "engine: coincident");
-  for (int b : {0, 2, 3}) EXPECT_EQ(fit.outcome[b], kFitConverged) << fit.message[b];
+  for (int b : {0, 2, 3}) EXPECT_EQ(fit.outcome[b], FitConverged) << fit.message[b];
   EXPECT_EQ(dem::detail::live_solvers(), 0);
 }
 

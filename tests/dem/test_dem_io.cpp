@@ -130,7 +130,7 @@ TEST(DemIo, FitTableHasTheSummaryAndHistories) {
   const double k0 = std::exp(3.7), k1 = std::exp(3.0);
   EXPECT_NEAR(s.stiffness_factor_mean, (k0 + k1) / 2, 1e-3 * k0);
   EXPECT_NEAR(s.stiffness_factor_sd, std::fabs(k0 - k1) / std::sqrt(2.0), 1e-3 * k0);
-  EXPECT_EQ(s.outcome_count[kFitConverged], 2);
+  EXPECT_EQ(s.outcome_count[FitConverged], 2);
   const json j = io::table_to_json(fit_table(r, fit, Backend::Cpu));
   EXPECT_NEAR(j["systems"][1]["stiffness_factor"].get<double>(), k1, 1e-3 * k1);
   EXPECT_EQ(j["outcome_names"][std::to_string(j["systems"][0]["outcome"].get<int>())], "converged");

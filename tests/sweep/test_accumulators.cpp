@@ -21,8 +21,8 @@ namespace {
 std::vector<double> correlated_rows(int n) {
   std::vector<double> rows(3 * n);
   for (int i = 0; i < n; ++i) {
-    const double z0 = inverse_normal_cdf(uniform01(1, Stream::monte_carlo, i, 0));
-    const double z1 = inverse_normal_cdf(uniform01(1, Stream::monte_carlo, i, 1));
+    const double z0 = inverse_normal_cdf(uniform01(1, Stream::MonteCarlo, i, 0));
+    const double z1 = inverse_normal_cdf(uniform01(1, Stream::MonteCarlo, i, 1));
     rows[3 * i] = 1e6 + z0;
     rows[3 * i + 1] = 1e6 + 0.5 * z0 + z1;
     rows[3 * i + 2] = -3.0 + 1e-3 * z1;
@@ -103,7 +103,7 @@ TEST(SweepAccumulators, QuantileSketchWithinItsStatedBound) {
   const int n = 30001;
   std::vector<double> x(n);
   for (int i = 0; i < n; ++i) {
-    const double magnitude = std::exp(3.0 * inverse_normal_cdf(uniform01(3, Stream::monte_carlo, i, 0)));
+    const double magnitude = std::exp(3.0 * inverse_normal_cdf(uniform01(3, Stream::MonteCarlo, i, 0)));
     x[i] = i % 97 == 0 ? 0.0 : (i % 5 == 0 ? -magnitude : magnitude);
   }
   std::vector<double> sorted = x;

@@ -178,8 +178,8 @@ TEST(Gradients, ScoresAndSampleSlopesAgainstFiniteDifferences) {
   auto log_pdf = [](const Distribution& d, double x) {
     auto log_phi = [](double z) { return -0.5 * z * z - 0.5 * std::log(2.0 * M_PI); };
     switch (d.kind) {
-      case sweep::DistributionKind::normal: return log_phi((x - d.a) / d.b) - std::log(d.b);
-      case sweep::DistributionKind::lognormal: return log_phi((std::log(x) - d.a) / d.b) - std::log(d.b * x);
+      case sweep::DistributionKind::Normal: return log_phi((x - d.a) / d.b) - std::log(d.b);
+      case sweep::DistributionKind::Lognormal: return log_phi((std::log(x) - d.a) / d.b) - std::log(d.b * x);
       default:
         return log_phi((x - d.a) / d.b) - std::log(d.b) -
                std::log(sweep::normal_cdf((d.d - d.a) / d.b) - sweep::normal_cdf((d.c - d.a) / d.b));
@@ -191,7 +191,7 @@ TEST(Gradients, ScoresAndSampleSlopesAgainstFiniteDifferences) {
   for (const Distribution& d : distributions)
     for (double u : {0.03, 0.4, 0.77}) {
       const double x = d.from_uniform(u);
-      const int fields = d.kind == sweep::DistributionKind::truncnormal ? 4 : 2;
+      const int fields = d.kind == sweep::DistributionKind::Truncnormal ? 4 : 2;
       for (int f = 0; f < fields; ++f) {
         const double v = sweep::field_value(d, f);
         const Distribution up = sweep::with_field(d, f, v + step), down = sweep::with_field(d, f, v - step);

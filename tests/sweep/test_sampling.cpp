@@ -49,7 +49,7 @@ TEST(SweepSampling, U01MappingIsExactAndStaysInsideTheOpenInterval) {
   EXPECT_EQ(u01_from_bits(0xfff), 0x1p-53);
   EXPECT_EQ(u01_from_bits(std::uint64_t(3) << 12), 3.5 * 0x1p-52);
   EXPECT_EQ(u01_from_bits(std::uint64_t(1) << 63), 0.5 + 0x1p-53);
-  EXPECT_EQ(uniform01(7, Stream::monte_carlo, 11, 2), u01_from_bits(philox_bits(7, Stream::monte_carlo, 11, 2)));
+  EXPECT_EQ(uniform01(7, Stream::MonteCarlo, 11, 2), u01_from_bits(philox_bits(7, Stream::MonteCarlo, 11, 2)));
 }
 
 TEST(SweepSampling, InverseNormalCdfIsAccurateIntoBothTails) {
@@ -105,9 +105,9 @@ TEST(SweepSampling, StreamsAndSlotsAreUncorrelated) {
   const int n = 100000;
   double sum_ab = 0, sum_slots = 0, sum_a = 0;
   for (int i = 0; i < n; ++i) {
-    const double a = uniform01(5, Stream::monte_carlo, i, 0) - 0.5;
-    const double b = uniform01(5, Stream::saltelli_b, i, 0) - 0.5;
-    const double a1 = uniform01(5, Stream::monte_carlo, i, 1) - 0.5;
+    const double a = uniform01(5, Stream::MonteCarlo, i, 0) - 0.5;
+    const double b = uniform01(5, Stream::SaltelliB, i, 0) - 0.5;
+    const double a1 = uniform01(5, Stream::MonteCarlo, i, 1) - 0.5;
     sum_ab += a * b;
     sum_slots += a * a1;
     sum_a += a;
@@ -127,7 +127,7 @@ struct SampleMoments {
 
 SampleMoments draw_moments(const Distribution& d, int n) {
   std::vector<double> x(n);
-  for (int i = 0; i < n; ++i) x[i] = draw_parameter(d, 99, Stream::monte_carlo, i, 3);
+  for (int i = 0; i < n; ++i) x[i] = draw_parameter(d, 99, Stream::MonteCarlo, i, 3);
   double mean = 0;
   for (double v : x) mean += v;
   mean /= n;

@@ -58,8 +58,8 @@ TEST(SweepSobol, SaltelliRowsTakeColumnIFromB) {
                                            Distribution::uniform(5, 6)};
   ASSERT_EQ(count_factors(dists.data(), 5), 3u);
   double a[5], b[5], ab[5];
-  saltelli_parameters(dists.data(), 5, 11, 77, saltelli_a, a);
-  saltelli_parameters(dists.data(), 5, 11, 77, saltelli_b, b);
+  saltelli_parameters(dists.data(), 5, 11, 77, SaltelliA, a);
+  saltelli_parameters(dists.data(), 5, 11, 77, SaltelliB, b);
   double mc[5];
   sample_parameters(dists.data(), 5, 11, 77, mc);
   for (int p = 0; p < 5; ++p) EXPECT_EQ(a[p], mc[p]) << "A is the plain Monte Carlo sample";

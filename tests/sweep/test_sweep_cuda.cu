@@ -24,7 +24,7 @@ constexpr std::uint64_t seed = 0x5eed5eed12345678ull;
 __global__ void draw_kernel(const Distribution* dists, std::uint64_t first, int n, std::uint64_t* bits, double* rows) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  bits[i] = philox_bits(seed, Stream::monte_carlo, first + i, 0);
+  bits[i] = philox_bits(seed, Stream::MonteCarlo, first + i, 0);
   for (std::uint32_t m = 0; m < 6; ++m)
     saltelli_parameters(dists, n_params, seed, first + i, m, rows + (static_cast<std::size_t>(i) * 6 + m) * n_params);
 }
@@ -56,7 +56,7 @@ TEST(SweepCuda, DeviceDrawsTheHostsBits) {
   cudaFree(d_bits);
   cudaFree(d_rows);
   for (int i = 0; i < n; ++i) {
-    ASSERT_EQ(bits[i], philox_bits(seed, Stream::monte_carlo, first + i, 0)) << i;
+    ASSERT_EQ(bits[i], philox_bits(seed, Stream::MonteCarlo, first + i, 0)) << i;
     for (std::uint32_t m = 0; m < 6; ++m) {
       double host[n_params];
       saltelli_parameters(dists.data(), n_params, seed, first + i, m, host);
@@ -98,7 +98,7 @@ TEST(SweepCuda, DeviceFoldIsTheHostsFoldBitForBit) {
   std::vector<double> outputs(static_cast<std::size_t>(width) * n);
   for (int r = 0; r < width; ++r)
     for (std::uint64_t i = 0; i < n; ++i) {
-      const double u = uniform01(11, Stream::monte_carlo, first + i, static_cast<std::uint32_t>(r));
+      const double u = uniform01(11, Stream::MonteCarlo, first + i, static_cast<std::uint32_t>(r));
       outputs[r * n + i] = r < 3 ? std::floor(4 * u) : 3.0 * u - 0.2;
       if (i % 997 == r) outputs[r * n + i] = NAN;
     }

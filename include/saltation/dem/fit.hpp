@@ -11,10 +11,10 @@
 namespace saltation::dem {
 
 enum FitOutcome : int {
-  kFitError = 0,              // the engine stopped this system (message: its status); theta is the last request
-  kFitConverged = 1,          // a tolerance (epsilon / delta) was met
-  kFitMaxIterations = 2,      // stopped at max_iterations
-  kFitLineSearchStalled = 3,  // the line search made no progress; theta is the last accepted iterate
+  FitError = 0,              // the engine stopped this system (message: its status); theta is the last request
+  FitConverged = 1,          // a tolerance (epsilon / delta) was met
+  FitMaxIterations = 2,      // stopped at max_iterations
+  FitLineSearchStalled = 3,  // the line search made no progress; theta is the last accepted iterate
 };
 const char* fit_outcome_name(int outcome);
 

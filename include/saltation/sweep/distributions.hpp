@@ -62,41 +62,41 @@ SALTATION_HD inline double normal_cdf(double x) { return 0.5 * ::erfc(-x * 0.707
 SALTATION_HD inline double normal_upper_tail(double x) { return 0.5 * ::erfc(x * 0.70710678118654752440); }
 
 enum class DistributionKind : std::uint32_t {
-  fixed,        // value: a constant
-  design,       // value: a constant the study differentiates with respect to (no draw)
-  uniform,      // low, high
-  normal,       // mean, sigma
-  lognormal,    // mu, sigma of the underlying normal: exp(mu + sigma z)
-  truncnormal,  // mean, sigma of the parent normal, truncated to [low, high]
+  Fixed,        // value: a constant
+  Design,       // value: a constant the study differentiates with respect to (no draw)
+  Uniform,      // low, high
+  Normal,       // mean, sigma
+  Lognormal,    // mu, sigma of the underlying normal: exp(mu + sigma z)
+  Truncnormal,  // mean, sigma of the parent normal, truncated to [low, high]
 };
 
 // One parameter's distribution: a trivially copyable POD (copied into kernels by value). The
 // meaning of a, b, c, d follows `kind` (see the named constructors); unused fields are 0.
 struct Distribution {
-  DistributionKind kind = DistributionKind::fixed;
+  DistributionKind kind = DistributionKind::Fixed;
   double a = 0.0, b = 0.0, c = 0.0, d = 0.0;
 
-  static Distribution fixed(double value) { return {DistributionKind::fixed, value, 0.0, 0.0, 0.0}; }
-  static Distribution design(double value) { return {DistributionKind::design, value, 0.0, 0.0, 0.0}; }
-  static Distribution uniform(double low, double high) { return {DistributionKind::uniform, low, high, 0.0, 0.0}; }
-  static Distribution normal(double mean, double sigma) { return {DistributionKind::normal, mean, sigma, 0.0, 0.0}; }
-  static Distribution lognormal(double mu, double sigma) { return {DistributionKind::lognormal, mu, sigma, 0.0, 0.0}; }
+  static Distribution fixed(double value) { return {DistributionKind::Fixed, value, 0.0, 0.0, 0.0}; }
+  static Distribution design(double value) { return {DistributionKind::Design, value, 0.0, 0.0, 0.0}; }
+  static Distribution uniform(double low, double high) { return {DistributionKind::Uniform, low, high, 0.0, 0.0}; }
+  static Distribution normal(double mean, double sigma) { return {DistributionKind::Normal, mean, sigma, 0.0, 0.0}; }
+  static Distribution lognormal(double mu, double sigma) { return {DistributionKind::Lognormal, mu, sigma, 0.0, 0.0}; }
   static Distribution truncnormal(double mean, double sigma, double low, double high) {
-    return {DistributionKind::truncnormal, mean, sigma, low, high};
+    return {DistributionKind::Truncnormal, mean, sigma, low, high};
   }
 
   // Whether the parameter is drawn (a factor of a Sobol study) or constant.
-  SALTATION_HD bool is_random() const { return kind != DistributionKind::fixed && kind != DistributionKind::design; }
+  SALTATION_HD bool is_random() const { return kind != DistributionKind::Fixed && kind != DistributionKind::Design; }
 
   // The value at CDF level u in (0, 1); constants ignore u.
   SALTATION_HD double from_uniform(double u) const {
     switch (kind) {
-      case DistributionKind::fixed:
-      case DistributionKind::design: return a;
-      case DistributionKind::uniform: return a + (b - a) * u;
-      case DistributionKind::normal: return a + b * inverse_normal_cdf(u);
-      case DistributionKind::lognormal: return ::exp(a + b * inverse_normal_cdf(u));
-      case DistributionKind::truncnormal: return truncated_normal(u);
+      case DistributionKind::Fixed:
+      case DistributionKind::Design: return a;
+      case DistributionKind::Uniform: return a + (b - a) * u;
+      case DistributionKind::Normal: return a + b * inverse_normal_cdf(u);
+      case DistributionKind::Lognormal: return ::exp(a + b * inverse_normal_cdf(u));
+      case DistributionKind::Truncnormal: return truncated_normal(u);
     }
     return a;
   }
@@ -133,7 +133,7 @@ SALTATION_HD inline double draw_parameter(const Distribution& distribution, std:
 SALTATION_HD inline void sample_parameters(const Distribution* distributions, std::uint32_t n_params,
                                            std::uint64_t seed, std::uint64_t index, double* theta) {
   for (std::uint32_t p = 0; p < n_params; ++p)
-    theta[p] = draw_parameter(distributions[p], seed, Stream::monte_carlo, index, p);
+    theta[p] = draw_parameter(distributions[p], seed, Stream::MonteCarlo, index, p);
 }
 
 // Rejects a distribution that cannot be sampled (InvalidInput naming `name`): non-finite or

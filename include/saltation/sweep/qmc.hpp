@@ -12,7 +12,7 @@
 // Scrambling: a nested uniform (Owen) scramble per dimension, computed by a hash as in Burley,
 // "Practical Hash-based Owen Scrambling", JCGT 9(4), 2020: reverse the bits, apply a
 // Laine-Karras style permutation in which each output bit depends only on the input bits below
-// it, reverse back. The per-dimension seeds come from Philox (stream qmc_scramble). Scrambling
+// it, reverse back. The per-dimension seeds come from Philox (stream QmcScramble). Scrambling
 // keeps the net's stratification and makes every point uniform on [0, 1)^s, so estimates stay
 // unbiased.
 //

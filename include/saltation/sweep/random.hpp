@@ -25,10 +25,10 @@ namespace saltation::sweep {
 // What a stream's draws are for. The index is the global sample index in every stream; the slot
 // is the parameter index (or the bootstrap replicate, see sobol.hpp).
 enum class Stream : std::uint32_t {
-  monte_carlo = 0,  // plain Monte Carlo samples; also the Saltelli matrix A
-  saltelli_b = 1,   // the Saltelli matrix B
-  bootstrap = 2,    // Poisson bootstrap weights of the Sobol estimators (slot = replicate)
-  qmc_scramble = 3, // per-dimension seeds of the scrambled Sobol' points (qmc.hpp; index = dimension)
+  MonteCarlo = 0,  // plain Monte Carlo samples; also the Saltelli matrix A
+  SaltelliB = 1,   // the Saltelli matrix B
+  Bootstrap = 2,    // Poisson bootstrap weights of the Sobol estimators (slot = replicate)
+  QmcScramble = 3,  // per-dimension seeds of the scrambled Sobol' points (qmc.hpp; index = dimension)
 };
 
 SALTATION_HD inline std::uint64_t philox_bits(std::uint64_t seed, Stream stream, std::uint64_t index,

@@ -6,7 +6,7 @@
 // ("factors"; fixed and design parameters stay constant) are sampled into two independent
 // matrices A and B; AB_i is A with column i taken from B. Base sample j contributes the k + 2
 // model values f(A_j), f(B_j), f(AB_i,j). Row j of A is the plain Monte Carlo sample j (stream
-// monte_carlo); row j of B uses stream saltelli_b with the same index and slot, so A and B share
+// MonteCarlo); row j of B uses stream SaltelliB with the same index and slot, so A and B share
 // no counter (random.hpp).
 //
 // Estimators, with N base samples and d_i,j = f(AB_i,j) - f(A_j):
@@ -40,7 +40,7 @@
 namespace saltation::sweep {
 
 // Which Saltelli matrix a parameter row belongs to: A, B, or AB_i = saltelli_ab(i).
-enum : std::uint32_t { saltelli_a = 0, saltelli_b = 1 };
+enum : std::uint32_t { SaltelliA = 0, SaltelliB = 1 };
 SALTATION_HD inline std::uint32_t saltelli_ab(std::uint32_t factor) { return 2 + factor; }
 
 SALTATION_HD inline std::uint32_t count_factors(const Distribution* distributions, std::uint32_t n_params) {
@@ -49,7 +49,7 @@ SALTATION_HD inline std::uint32_t count_factors(const Distribution* distribution
   return n;
 }
 
-// theta of matrix `matrix` (saltelli_a, saltelli_b or saltelli_ab(i)) of one base sample, with
+// theta of matrix `matrix` (SaltelliA, SaltelliB or saltelli_ab(i)) of one base sample, with
 // factor i's uniform from uniform(from_b, i, p) (p its parameter index, from_b whether the matrix
 // takes that factor from B). Factor i is the i-th random parameter in parameter order.
 template <class Uniform>
@@ -61,19 +61,19 @@ SALTATION_HD void saltelli_row(const Distribution* distributions, std::uint32_t 
       theta[p] = distributions[p].a;
       continue;
     }
-    const bool from_b = matrix == saltelli_b || matrix == saltelli_ab(factor);
+    const bool from_b = matrix == SaltelliB || matrix == saltelli_ab(factor);
     theta[p] = distributions[p].from_uniform(uniform(from_b, factor, p));
     ++factor;
   }
 }
 
-// The same with the Philox uniforms: base sample j's slot p in stream monte_carlo (A) or saltelli_b.
+// The same with the Philox uniforms: base sample j's slot p in stream MonteCarlo (A) or SaltelliB.
 SALTATION_HD inline void saltelli_parameters(const Distribution* distributions, std::uint32_t n_params,
                                              std::uint64_t seed, std::uint64_t j, std::uint32_t matrix,
                                              double* theta) {
   saltelli_row(distributions, n_params, matrix,
                [&](bool from_b, std::uint32_t, std::uint32_t p) {
-                 return uniform01(seed, from_b ? Stream::saltelli_b : Stream::monte_carlo, j, p);
+                 return uniform01(seed, from_b ? Stream::SaltelliB : Stream::MonteCarlo, j, p);
                },
                theta);
 }
@@ -99,7 +99,7 @@ SALTATION_HD inline double poisson1_from_uniform(double u) {
 // the host's add and a device's fold.
 SALTATION_HD inline void sobol_add_replicate(double* weight, double* mean, double* comoment, int n_factors,
                                              std::uint64_t seed, std::uint64_t index, int r, const double* values) {
-  const double w = r == 0 ? 1.0 : poisson1_from_uniform(uniform01(seed, Stream::bootstrap, index, r - 1));
+  const double w = r == 0 ? 1.0 : poisson1_from_uniform(uniform01(seed, Stream::Bootstrap, index, r - 1));
   if (w == 0.0) return;
   const double f_a = values[0], f_b = values[1];
   for (int s = 0; s <= n_factors; ++s) {
