@@ -23,6 +23,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "../recording_line_search.hpp"
 #include "engine_internal.hpp"
 #include "lockstep.hpp"
 #include "saltation/errors.hpp"
@@ -93,7 +94,8 @@ struct YieldingObjective {
     fb->g = fb->g_rep;
     return fb->f_rep;
   }
-  void accepted(double x, double fx) {
+  void accepted(const Eigen::VectorXd& at, double fx) {
+    const double x = at[0];
     fb->acc_x = x;
     fb->acc_f = fx;
     fb->acc_g = fb->g_rep;
@@ -105,35 +107,13 @@ struct YieldingObjective {
   }
 };
 
-// More-Thuente line search plus a hook that records the accepted iterate. Its own failures
-// (the std::invalid_argument, std::logic_error and std::runtime_error LBFGSpp throws) become
-// LineSearchFailed; what the objective throws passes through unchanged.
-template <typename Scalar>
-class RecordingMoreThuente {
- public:
-  template <typename Foo, typename Vector>
-  static void LineSearch(Foo& f, Scalar& fx, Vector& x, Vector& grad, Scalar& step, const Scalar& step_max,
-                         const Vector& drt, const Vector& xp, const LBFGSpp::LBFGSBParam<Scalar>& param) {
-    try {
-      LBFGSpp::LineSearchMoreThuente<Scalar>::LineSearch(f, fx, x, grad, step, step_max, drt, xp, param);
-    } catch (const NoValue&) {
-      throw;
-    } catch (const std::logic_error& e) {
-      throw LineSearchFailed(e.what());
-    } catch (const std::runtime_error& e) {
-      throw LineSearchFailed(e.what());
-    }
-    f.accepted(x[0], fx);
-  }
-};
-
 thread_local Fiber* g_starting = nullptr;
 
 void fiber_entry() {
   Fiber* fb = g_starting;
   ++g_live_solvers;
   try {
-    LBFGSpp::LBFGSBSolver<double, RecordingMoreThuente> solver(*fb->param);
+    LBFGSpp::LBFGSBSolver<double, RecordingLineSearch<LineSearchFailed, NoValue>::Type> solver(*fb->param);
     Eigen::VectorXd x(1), lb(1), ub(1);
     x[0] = fb->x0;
     lb[0] = fb->lo;

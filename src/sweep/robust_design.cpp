@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "../recording_line_search.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/json_object.hpp"
 #include "saltation/sweep/gradient_estimate.hpp"
@@ -31,6 +32,7 @@ struct EvaluationStopped {
 
 // LBFGSpp's line search could not make progress.
 struct LineSearchStalled {
+  explicit LineSearchStalled(std::string what) : message(std::move(what)) {}
   std::string message;
 };
 
@@ -85,8 +87,10 @@ class DesignObjective {
     return last_.point.value;
   }
 
-  // The line search accepted its last trial design (More-Thuente returns the point it evaluated
-  // last), or minimize is about to start from `last_`.
+  // The line search accepted its last trial design (RecordingLineSearch's hook: More-Thuente
+  // returns the point it evaluated last, which `last_` holds).
+  void accepted(const Eigen::VectorXd&, double) { accepted(); }
+  // ... or minimize is about to start from `last_`.
   void accepted() {
     accepted_ = best_trial_ = last_;
     history_.push_back({static_cast<int>(history_.size()), evaluations_, accepted_.point});
@@ -185,25 +189,6 @@ class DesignObjective {
   int evaluations_ = 0;
 };
 
-// More-Thuente plus a hook that records the accepted iterate. LBFGSpp's own failures become
-// LineSearchStalled; EvaluationStopped passes through (it is no std::exception).
-template <typename Scalar>
-class RecordingMoreThuente {
- public:
-  template <typename Objective, typename Vector>
-  static void LineSearch(Objective& f, Scalar& fx, Vector& x, Vector& grad, Scalar& step, const Scalar& step_max,
-                         const Vector& drt, const Vector& xp, const LBFGSpp::LBFGSBParam<Scalar>& param) {
-    try {
-      LBFGSpp::LineSearchMoreThuente<Scalar>::LineSearch(f, fx, x, grad, step, step_max, drt, xp, param);
-    } catch (const std::logic_error& e) {
-      throw LineSearchStalled{e.what()};
-    } catch (const std::runtime_error& e) {
-      throw LineSearchStalled{e.what()};
-    }
-    f.accepted();
-  }
-};
-
 }  // namespace
 
 const char* outcome_name(DesignOutcome o) {
@@ -262,7 +247,7 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
       break;
     }
     param.max_iterations = settings.max_iterations - iterations();
-    LBFGSpp::LBFGSBSolver<double, RecordingMoreThuente> solver(param);
+    LBFGSpp::LBFGSBSolver<double, RecordingLineSearch<LineSearchStalled, EvaluationStopped>::Type> solver(param);
     Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(objective.history().back().point.design.data(), n);
     double fx = 0.0;
     try {
