@@ -1,4 +1,4 @@
-"""Seed 001's design loop: choose the launch velocity so that the ball's second impact lands at
+"""The contact-sim method's design loop: choose the launch velocity so that the ball's second impact lands at
 x = target, with optax's Adam. The landing objective is JAX; the trajectory comes from the served
 solver through tesseract_jax.apply_tesseract, so one jax.grad spans both (the solver's part is
 one /vector_jacobian_product call per step, from its forward sensitivities).

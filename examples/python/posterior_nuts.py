@@ -1,4 +1,4 @@
-"""Seed 001's inference loop: the posterior over restitution e and friction mu given observed
+"""The contact-sim method's inference loop: the posterior over restitution e and friction mu given observed
 impact points, sampled by NumPyro's NUTS with every gradient through the served solver
 (tesseract_jax.apply_tesseract: /apply and /vector_jacobian_product per leapfrog step).
 

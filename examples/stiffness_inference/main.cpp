@@ -1,4 +1,4 @@
-// Infer a contact stiffness from the positions of two colliding disks (seed 002), then fit
+// Infer a contact stiffness from the positions of two colliding disks, then fit
 // many independent noisy problems at once with one batched loss+gradient rollout per round.
 //
 //   stiffness_inference [--out DIR] [--batch N] [--noise SIGMA_OVER_R] [--backend cpu|cuda|auto]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Three-panel figure of the stiffness inference example (seed 002).
+"""Three-panel figure of the stiffness inference example.
 
 usage: plot.py DIR OUT.png   (DIR holds the CSV files written by stiffness_inference --out DIR)
 """
