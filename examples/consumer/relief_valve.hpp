@@ -65,3 +65,11 @@ struct ReliefValve {
 };
 
 }  // namespace vessel
+
+// Where the build compiles cuda_driver.cu (CMakeLists.txt), saltation::solve may run the model on CUDA.
+#if VESSEL_CUDA_DRIVER
+namespace saltation {
+template <>
+struct has_cuda_driver<vessel::ReliefValve> : std::true_type {};
+}  // namespace saltation
+#endif

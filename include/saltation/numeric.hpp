@@ -127,9 +127,9 @@ SALTATION_HD inline void exp2_fraction(std::uint64_t j, double& hi, double& lo) 
   lo = kExp2Fractions[2 * j + 1];
 }
 #if SALTATION_HOST_VECTORS
-SALTATION_HOST_INLINE inline Bits4 to_bits(Double4 x) { return (Bits4)x; }  // the bits, as memcpy would give them
-SALTATION_HOST_INLINE inline Double4 from_bits(Bits4 b) { return (Double4)b; }
-SALTATION_HOST_INLINE inline void exp2_fraction(Bits4 j, Double4& hi, Double4& lo) {
+SALTATION_HOST_INLINE inline Bits4 to_bits(const Double4& x) { return (Bits4)x; }  // the bits, as memcpy would give them
+SALTATION_HOST_INLINE inline Double4 from_bits(const Bits4& b) { return (Double4)b; }
+SALTATION_HOST_INLINE inline void exp2_fraction(const Bits4& j, Double4& hi, Double4& lo) {
   double h[4], l[4];
   for (int e = 0; e < 4; ++e) exp2_fraction(j[e], h[e], l[e]);
   hi = Double4{h[0], h[1], h[2], h[3]};
@@ -137,7 +137,7 @@ SALTATION_HOST_INLINE inline void exp2_fraction(Bits4 j, Double4& hi, Double4& l
 }
 #endif
 template <class T>
-SALTATION_HD SALTATION_HOST_INLINE inline T exp_by_table_in_range(T x) {  // x in [-708, 709.78]
+SALTATION_HD SALTATION_HOST_INLINE inline T exp_by_table_in_range(const T& x) {  // x in [-708, 709.78]
   constexpr double kRound = 6755399441055744.0;          // 1.5 * 2^52: x + kRound - kRound rounds x
   constexpr double kInvLn2_128 = 184.6649652337873;      // 128 / ln 2
   constexpr double kLn2_128Hi = 0x1.62e42ff000000p-8;    // ln 2 / 128 to 32 bits: k * hi is exact
@@ -196,15 +196,15 @@ SALTATION_HD inline double half_square_ratio(double d, double w) {
 #if SALTATION_HOST_VECTORS
 namespace detail {
 template <class V, class M>  // a host vector and its mask
-SALTATION_HOST_INLINE inline V blend(M m, V a, V b) {
+SALTATION_HOST_INLINE inline V blend(const M& m, const V& a, const V& b) {
   return (V)((m & (M)a) | (~m & (M)b));
 }
 }  // namespace detail
-SALTATION_HOST_INLINE inline Double4 select(Mask4 m, Double4 a, Double4 b) { return detail::blend(m, a, b); }
-SALTATION_HOST_INLINE inline Double8 select(Mask8 m, Double8 a, Double8 b) { return detail::blend(m, a, b); }
+SALTATION_HOST_INLINE inline Double4 select(const Mask4& m, const Double4& a, const Double4& b) { return detail::blend(m, a, b); }
+SALTATION_HOST_INLINE inline Double8 select(const Mask8& m, const Double8& a, const Double8& b) { return detail::blend(m, a, b); }
 
 // exp_by_table of each element, bit for bit.
-SALTATION_HOST_INLINE inline Double4 exp_by_table(Double4 x) {
+SALTATION_HOST_INLINE inline Double4 exp_by_table(const Double4& x) {
   const Double4 lowest = {-708.0, -708.0, -708.0, -708.0}, highest = {709.78, 709.78, 709.78, 709.78};
   const Double4 zero = {0.0, 0.0, 0.0, 0.0};
   const Double4 inf = zero + std::numeric_limits<double>::infinity();

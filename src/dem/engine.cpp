@@ -59,18 +59,16 @@ void check_initial_cells(const RolloutView& c, const std::vector<double>& x0) {
   }
 }
 
-}  // namespace
+// The steps of detail::prepare, in the order it takes them: the first check that fails is the
+// error reported, so the order is part of what prepare does.
 
-namespace detail {
-
-Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec* loss) {
+// The batch's sizes: systems, disks and the length of each per-disk array.
+void check_sizes(const DiskBatch& batch) {
   const int n_systems = batch.n_systems, n_disks = batch.n_disks;
   if (n_systems <= 0) throw InvalidInput("n_systems", -1, "must be positive, got " + std::to_string(n_systems));
   if (n_disks <= 0) throw InvalidInput("n_disks", -1, "must be positive, got " + std::to_string(n_disks));
-  Prepared prep;
-  RolloutInputs& in = prep.inputs;
   const long per_disk = (long)n_disks * n_systems;
-  auto need = [&](const std::vector<double>& v, long n, const char* name) {
+  auto need = [](const std::vector<double>& v, long n, const char* name) {
     if ((long)v.size() != n)
       throw InvalidInput(name, -1, "expected " + std::to_string(n) + " values, got " + std::to_string(v.size()));
   };
@@ -78,13 +76,22 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
   need(batch.mass, per_disk, "mass");
   need(batch.x0, 2 * per_disk, "x0");
   need(batch.v0, 2 * per_disk, "v0");
+}
+
+// The time steps: their size, and how many frames are recorded how many steps apart.
+void check_stepping(const RolloutOptions& o) {
   if (!(o.dt > 0.0) || !is_finite(o.dt)) throw InvalidInput("dt", -1, "must be positive and finite, got " + std::to_string(o.dt));
   if (o.n_frames <= 0) throw InvalidInput("n_frames", -1, "must be positive, got " + std::to_string(o.n_frames));
   if (o.stride <= 0) throw InvalidInput("stride", -1, "must be positive, got " + std::to_string(o.stride));
-  const int n_materials = (int)o.materials.size();
+}
+
+// Checks the materials and fills the tables of material pairs: a material with itself keeps its
+// values, two materials take their harmonic means; the restitution becomes a damping ratio.
+void fill_material_pairs(const std::vector<Material>& materials, detail::RolloutInputs& in) {
+  const int n_materials = (int)materials.size();
   if (n_materials == 0) throw InvalidInput("materials", -1, "at least one material is needed");
   for (int m = 0; m < n_materials; ++m) {
-    const Material& mt = o.materials[m];
+    const Material& mt = materials[m];
     const std::string who = "materials[" + std::to_string(m) + "].";
     if (!(mt.stiffness > 0.0) || !is_finite(mt.stiffness))
       throw InvalidInput(who + "stiffness", -1, "must be positive and finite, got " + std::to_string(mt.stiffness));
@@ -102,7 +109,7 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
   in.pair_gt.resize(n_pairs);
   for (int a = 0; a < n_materials; ++a)
     for (int c = 0; c < n_materials; ++c) {
-      const Material &A = o.materials[a], &C = o.materials[c];
+      const Material &A = materials[a], &C = materials[c];
       const size_t q = (size_t)a * n_materials + c;
       in.pair_k[q] = a == c ? A.stiffness : harmonic(A.stiffness, C.stiffness);
       const double e = a == c ? A.restitution : harmonic(A.restitution, C.restitution);
@@ -110,6 +117,13 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
       in.pair_mu[q] = a == c ? A.friction : harmonic(A.friction, C.friction);
       in.pair_gt[q] = a == c ? A.tangential_damping : harmonic(A.tangential_damping, C.tangential_damping);
     }
+}
+
+// The disks: material ids (material 0 where the batch gives none), radii, masses and initial
+// states, checked disk by disk.
+void fill_disks(const DiskBatch& batch, int n_materials, detail::RolloutInputs& in) {
+  const int n_systems = batch.n_systems, n_disks = batch.n_disks;
+  const long per_disk = (long)n_disks * n_systems;
   if (batch.material.empty()) {
     in.material.assign(per_disk, 0);
   } else {
@@ -118,7 +132,6 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
                          "expected " + std::to_string(per_disk) + " ids, got " + std::to_string(batch.material.size()));
     in.material = batch.material;
   }
-  double rmax = 0.0;
   for (int d = 0; d < n_disks; ++d)
     for (int b = 0; b < n_systems; ++b) {
       const long i = (long)d * n_systems + b;
@@ -134,34 +147,40 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
         if (!is_finite(batch.x0[(2L * d + c) * n_systems + b])) throw InvalidInput("x0", b, disk + "non-finite position");
         if (!is_finite(batch.v0[(2L * d + c) * n_systems + b])) throw InvalidInput("v0", b, disk + "non-finite velocity");
       }
-      rmax = std::max(rmax, batch.radius[i]);
     }
   in.radius = batch.radius;
   in.mass = batch.mass;
   in.x0 = batch.x0;
   in.v0 = batch.v0;
-  auto per_system = [&](const std::vector<double>& v, const char* name, double dflt, std::vector<double>& out) {
-    if (v.empty()) {
-      out.assign(n_systems, dflt);
-      return;
-    }
-    if ((long)v.size() != n_systems)
-      throw InvalidInput(name, -1, "expected " + std::to_string(n_systems) + " values, got " + std::to_string(v.size()));
-    for (int b = 0; b < n_systems; ++b)
-      if (!is_finite(v[b])) throw InvalidInput(name, b, "non-finite value");
-    out = v;
-  };
-  per_system(batch.log_stiffness, "log_stiffness", 0.0, in.log_stiffness);
-  per_system(batch.damping_ratio, "damping_ratio", 0.0, in.damping_ratio);
+}
+
+// A per-system input: `fallback` for every system where `v` is empty, else `v`, which must hold
+// one finite value per system.
+std::vector<double> per_system(const std::vector<double>& v, int n_systems, const char* name, double fallback) {
+  if (v.empty()) return std::vector<double>(n_systems, fallback);
+  if ((long)v.size() != n_systems)
+    throw InvalidInput(name, -1, "expected " + std::to_string(n_systems) + " values, got " + std::to_string(v.size()));
   for (int b = 0; b < n_systems; ++b)
+    if (!is_finite(v[b])) throw InvalidInput(name, b, "non-finite value");
+  return v;
+}
+
+// The systems' stiffness (as log k) and damping ratio.
+void fill_systems(const DiskBatch& batch, detail::RolloutInputs& in) {
+  in.log_stiffness = per_system(batch.log_stiffness, batch.n_systems, "log_stiffness", 0.0);
+  in.damping_ratio = per_system(batch.damping_ratio, batch.n_systems, "damping_ratio", 0.0);
+  for (int b = 0; b < batch.n_systems; ++b)
     if (in.damping_ratio[b] < 0.0)
       throw InvalidInput("damping_ratio", b, "must be >= 0, got " + std::to_string(in.damping_ratio[b]));
+}
 
-  const int n_tangents = (int)o.tangents.size();
+// The tangent directions: each one's kind and, for an initial position or velocity, its state index.
+void fill_tangents(const std::vector<TangentParam>& tangents, int n_disks, detail::RolloutInputs& in) {
+  const int n_tangents = (int)tangents.size();
   in.tangent_kind.resize(n_tangents);
   in.tangent_index.resize(n_tangents);
   for (int t = 0; t < n_tangents; ++t) {
-    const TangentParam& tp = o.tangents[t];
+    const TangentParam& tp = tangents[t];
     in.tangent_kind[t] = tp.kind;
     in.tangent_index[t] = 0;
     if (tp.kind == TangentKind::InitialVelocity || tp.kind == TangentKind::InitialPosition) {
@@ -170,12 +189,17 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
       in.tangent_index[t] = 2 * tp.disk + tp.component;
     }
   }
+}
 
-  RolloutView& c = prep.shape;
+// The rollout's sizes and options as a view without arrays; with walls, checks the box and that
+// every disk starts inside it.
+RolloutView shape_of(const DiskBatch& batch, const RolloutOptions& o) {
+  const int n_systems = batch.n_systems, n_disks = batch.n_disks;
+  RolloutView c;
   c.n_systems = n_systems;
   c.n_disks = n_disks;
-  c.n_tangents = n_tangents;
-  c.n_materials = n_materials;
+  c.n_tangents = (int)o.tangents.size();
+  c.n_materials = (int)o.materials.size();
   c.n_frames = o.n_frames;
   c.stride = o.stride;
   c.dt = o.dt;
@@ -196,76 +220,109 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
             throw InvalidInput("x0", b, "disk " + std::to_string(d) + " starts outside the walls");
         }
   }
-  const bool cells = o.neighbors == Neighbors::CellList || (o.neighbors == Neighbors::Auto && n_disks > 64);
-  if (cells) {
-    if (o.cell_capacity < 1) throw InvalidInput("cell_capacity", -1, "must be >= 1");
-    const double h = o.cell_size > 0.0 ? o.cell_size : 2.0 * rmax;
-    if (h < 2.0 * rmax * (1.0 - 1e-15))
-      throw InvalidInput("cell_size", -1, "must be at least the largest diameter " + std::to_string(2 * rmax));
-    double lo[2], hi[2];
-    if (o.walls) {
-      for (int a = 0; a < 2; ++a) lo[a] = o.box_lo[a], hi[a] = o.box_hi[a];
-    } else if (o.grid_hi[0] > o.grid_lo[0] && o.grid_hi[1] > o.grid_lo[1]) {
-      for (int a = 0; a < 2; ++a) lo[a] = o.grid_lo[a], hi[a] = o.grid_hi[a];
-    } else {
-      for (int a = 0; a < 2; ++a) {
-        lo[a] = std::numeric_limits<double>::infinity();
-        hi[a] = -lo[a];
-        for (int d = 0; d < n_disks; ++d)
-          for (int b = 0; b < n_systems; ++b) {
-            lo[a] = std::min(lo[a], batch.x0[(2L * d + a) * n_systems + b]);
-            hi[a] = std::max(hi[a], batch.x0[(2L * d + a) * n_systems + b]);
-          }
-        const double margin = std::max(o.grid_margin, 0.0) * h + h;
-        lo[a] -= margin;
-        hi[a] += margin;
-      }
-    }
-    c.use_cells = true;
-    c.cell_size = h;
-    c.cell_capacity = o.cell_capacity;
+  return c;
+}
+
+// The cell-list grid: cells at least the largest diameter wide, over the walls' box, the grid
+// the options give, or else the disks' initial bounding box grown by grid_margin cells and one;
+// checks that every disk starts in the grid without overflowing its cell.
+void place_cell_grid(const DiskBatch& batch, const RolloutOptions& o, RolloutView& c) {
+  const int n_systems = batch.n_systems, n_disks = batch.n_disks;
+  if (o.cell_capacity < 1) throw InvalidInput("cell_capacity", -1, "must be >= 1");
+  const double rmax = *std::max_element(batch.radius.begin(), batch.radius.end());
+  const double h = o.cell_size > 0.0 ? o.cell_size : 2.0 * rmax;
+  if (h < 2.0 * rmax * (1.0 - 1e-15))
+    throw InvalidInput("cell_size", -1, "must be at least the largest diameter " + std::to_string(2 * rmax));
+  double lo[2], hi[2];
+  if (o.walls) {
+    for (int a = 0; a < 2; ++a) lo[a] = o.box_lo[a], hi[a] = o.box_hi[a];
+  } else if (o.grid_hi[0] > o.grid_lo[0] && o.grid_hi[1] > o.grid_lo[1]) {
+    for (int a = 0; a < 2; ++a) lo[a] = o.grid_lo[a], hi[a] = o.grid_hi[a];
+  } else {
     for (int a = 0; a < 2; ++a) {
-      c.grid_lo[a] = lo[a];
-      const double n = std::ceil((hi[a] - lo[a]) / h);
-      if (!(n >= 1.0) || n > 1e6) throw InvalidInput("cell_size", -1, "grid would have an unreasonable number of cells");
-      c.grid_n[a] = std::max(1, (int)n);
+      lo[a] = std::numeric_limits<double>::infinity();
+      hi[a] = -lo[a];
+      for (int d = 0; d < n_disks; ++d)
+        for (int b = 0; b < n_systems; ++b) {
+          lo[a] = std::min(lo[a], batch.x0[(2L * d + a) * n_systems + b]);
+          hi[a] = std::max(hi[a], batch.x0[(2L * d + a) * n_systems + b]);
+        }
+      const double margin = std::max(o.grid_margin, 0.0) * h + h;
+      lo[a] -= margin;
+      hi[a] += margin;
     }
-    if ((double)c.grid_n[0] * c.grid_n[1] > 1e8) throw InvalidInput("cell_size", -1, "grid has more than 1e8 cells");
-    check_initial_cells(c, batch.x0);
   }
-
-  const long frame_values = (long)o.n_frames * 2 * per_disk;
-  if (loss) {
-    if ((long)loss->observed.size() != frame_values)
-      throw InvalidInput("observed", -1,
-                         "expected " + std::to_string(frame_values) + " values (n_frames * 2 * n_disks * n_systems), got " +
-                             std::to_string(loss->observed.size()));
-    if (loss->components < 1 || loss->components > 3)
-      throw InvalidInput("loss_components", -1, "must be 1 (x), 2 (y) or 3 (x and y)");
-    per_system(loss->scale, "loss_scale", 1.0, in.loss_scale);
-    for (int b = 0; b < n_systems; ++b)
-      if (!(in.loss_scale[b] > 0.0)) throw InvalidInput("loss_scale", b, "must be positive");
-    in.observed = {loss->observed.data(), loss->observed.size()};
-    c.loss_components = loss->components;
+  c.use_cells = true;
+  c.cell_size = h;
+  c.cell_capacity = o.cell_capacity;
+  for (int a = 0; a < 2; ++a) {
+    c.grid_lo[a] = lo[a];
+    const double n = std::ceil((hi[a] - lo[a]) / h);
+    if (!(n >= 1.0) || n > 1e6) throw InvalidInput("cell_size", -1, "grid would have an unreasonable number of cells");
+    c.grid_n[a] = std::max(1, (int)n);
   }
+  if ((double)c.grid_n[0] * c.grid_n[1] > 1e8) throw InvalidInput("cell_size", -1, "grid has more than 1e8 cells");
+  check_initial_cells(c, batch.x0);
+}
 
-  RolloutResult& res = prep.result;
-  res.n_systems = n_systems;
-  res.n_disks = n_disks;
-  res.n_frames = o.n_frames;
-  res.n_tangents = n_tangents;
+// Values of one frame-indexed output, n_frames * 2 * n_disks * n_systems (also the observations').
+long frame_values(const RolloutView& c) { return (long)c.n_frames * 2 * ((long)c.n_disks * c.n_systems); }
+
+// The position loss: the observations (borrowed, not copied), the components compared and the
+// per-system scales.
+void fill_loss(const LossSpec& loss, detail::RolloutInputs& in, RolloutView& c) {
+  if ((long)loss.observed.size() != frame_values(c))
+    throw InvalidInput("observed", -1,
+                       "expected " + std::to_string(frame_values(c)) + " values (n_frames * 2 * n_disks * n_systems), got " +
+                           std::to_string(loss.observed.size()));
+  if (loss.components < 1 || loss.components > 3)
+    throw InvalidInput("loss_components", -1, "must be 1 (x), 2 (y) or 3 (x and y)");
+  in.loss_scale = per_system(loss.scale, c.n_systems, "loss_scale", 1.0);
+  for (int b = 0; b < c.n_systems; ++b)
+    if (!(in.loss_scale[b] > 0.0)) throw InvalidInput("loss_scale", b, "must be positive");
+  in.observed = {loss.observed.data(), loss.observed.size()};
+  c.loss_components = loss.components;
+}
+
+// The result, every output the options ask for allocated; every system starts Finished.
+RolloutResult allocate_result(const RolloutView& c, const RolloutOptions& o, bool loss) {
+  RolloutResult res;
+  res.n_systems = c.n_systems;
+  res.n_disks = c.n_disks;
+  res.n_frames = c.n_frames;
+  res.n_tangents = c.n_tangents;
   res.used_cells = c.use_cells;
-  if (o.save_positions) res.x.resize(frame_values);
-  if (o.save_velocities) res.v.resize(frame_values);
-  if (o.save_tangents && n_tangents > 0) {
-    res.dx.resize(frame_values * n_tangents);
-    res.dv.resize(frame_values * n_tangents);
+  if (o.save_positions) res.x.resize(frame_values(c));
+  if (o.save_velocities) res.v.resize(frame_values(c));
+  if (o.save_tangents && c.n_tangents > 0) {
+    res.dx.resize(frame_values(c) * c.n_tangents);
+    res.dv.resize(frame_values(c) * c.n_tangents);
   }
-  res.status.assign(n_systems, static_cast<int>(Status::Finished));
+  res.status.assign(c.n_systems, static_cast<int>(Status::Finished));
   if (loss) {
-    res.loss.assign(n_systems, 0.0);
-    res.grad.assign((size_t)n_tangents * n_systems, 0.0);
+    res.loss.assign(c.n_systems, 0.0);
+    res.grad.assign((size_t)c.n_tangents * c.n_systems, 0.0);
   }
+  return res;
+}
+
+}  // namespace
+
+namespace detail {
+
+Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec* loss) {
+  check_sizes(batch);
+  check_stepping(o);
+  Prepared prep;
+  fill_material_pairs(o.materials, prep.inputs);
+  fill_disks(batch, (int)o.materials.size(), prep.inputs);
+  fill_systems(batch, prep.inputs);
+  fill_tangents(o.tangents, batch.n_disks, prep.inputs);
+  prep.shape = shape_of(batch, o);
+  if (o.neighbors == Neighbors::CellList || (o.neighbors == Neighbors::Auto && batch.n_disks > 64))
+    place_cell_grid(batch, o, prep.shape);
+  if (loss) fill_loss(*loss, prep.inputs, prep.shape);
+  prep.result = allocate_result(prep.shape, o, loss != nullptr);
   return prep;
 }
 
