@@ -11,22 +11,19 @@
 
 namespace saltation {
 
-// Calls f(a.x, b.x) for each of the twelve result arrays x, for any two of Result, ResultView
-// and the CUDA driver's device mirror (they name their arrays alike): the one list of them.
+// f(a.x, b.x) for a member x: the body of every zip over a list of arrays below (LIST(X) calls X
+// on each array's name), with a, b and f the zip's arguments.
+#define SALTATION_ZIP_MEMBER(x) f(a.x, b.x);
+
+// The twelve result arrays: the one list of them, named alike in Result, ResultView and the CUDA
+// driver's device mirror.
+#define SALTATION_RESULT_ARRAYS(X) \
+  X(status) X(t_end) X(qf) X(n_events) X(ev_t) X(ev_guard) X(ev_flags) X(ev_q) X(ev_q_plus) X(dqf) X(ev_dt) X(ev_dq)
+
+// Calls f(a.x, b.x) for each result array x, for any two of Result, ResultView and the device mirror.
 template <class A, class B, class F>
 void zip_arrays(A& a, B& b, F&& f) {
-  f(a.status, b.status);
-  f(a.t_end, b.t_end);
-  f(a.qf, b.qf);
-  f(a.n_events, b.n_events);
-  f(a.ev_t, b.ev_t);
-  f(a.ev_guard, b.ev_guard);
-  f(a.ev_flags, b.ev_flags);
-  f(a.ev_q, b.ev_q);
-  f(a.ev_q_plus, b.ev_q_plus);
-  f(a.dqf, b.dqf);
-  f(a.ev_dt, b.ev_dt);
-  f(a.ev_dq, b.ev_dq);
+  SALTATION_RESULT_ARRAYS(SALTATION_ZIP_MEMBER)
 }
 
 // Host storage for a batch's results, laid out as ResultView describes.

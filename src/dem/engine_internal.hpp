@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "saltation/dem/engine.hpp"
+#include "saltation/result.hpp"  // SALTATION_ZIP_MEMBER
 
 namespace saltation::dem::detail {
 
@@ -39,33 +40,17 @@ struct RolloutInputs {
 // Call f(a.x, b.x) for each input array x, and for each output array x, of any two of
 // RolloutInputs / RolloutResult, RolloutView and the CUDA driver's device mirror (they name
 // their arrays alike): the one list of the arrays.
+#define SALTATION_DISK_INPUT_ARRAYS(X)                                                                          \
+  X(pair_k) X(pair_zeta) X(pair_mu) X(pair_gt) X(radius) X(mass) X(material) X(log_stiffness) X(damping_ratio) \
+  X(x0) X(v0) X(tangent_kind) X(tangent_index) X(observed) X(loss_scale)
+#define SALTATION_DISK_OUTPUT_ARRAYS(X) X(x) X(v) X(dx) X(dv) X(loss) X(grad) X(status)
 template <class A, class B, class F>
 void zip_inputs(A& a, B& b, F&& f) {
-  f(a.pair_k, b.pair_k);
-  f(a.pair_zeta, b.pair_zeta);
-  f(a.pair_mu, b.pair_mu);
-  f(a.pair_gt, b.pair_gt);
-  f(a.radius, b.radius);
-  f(a.mass, b.mass);
-  f(a.material, b.material);
-  f(a.log_stiffness, b.log_stiffness);
-  f(a.damping_ratio, b.damping_ratio);
-  f(a.x0, b.x0);
-  f(a.v0, b.v0);
-  f(a.tangent_kind, b.tangent_kind);
-  f(a.tangent_index, b.tangent_index);
-  f(a.observed, b.observed);
-  f(a.loss_scale, b.loss_scale);
+  SALTATION_DISK_INPUT_ARRAYS(SALTATION_ZIP_MEMBER)
 }
 template <class A, class B, class F>
 void zip_outputs(A& a, B& b, F&& f) {
-  f(a.x, b.x);
-  f(a.v, b.v);
-  f(a.dx, b.dx);
-  f(a.dv, b.dv);
-  f(a.loss, b.loss);
-  f(a.grad, b.grad);
-  f(a.status, b.status);
+  SALTATION_DISK_OUTPUT_ARRAYS(SALTATION_ZIP_MEMBER)
 }
 
 // A validated rollout: its inputs, its sizes and options as a view without arrays, and the
