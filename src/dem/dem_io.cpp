@@ -113,7 +113,12 @@ void read_box(const io::JsonObject& top, const std::string& key, double lo[2], d
   const std::vector<double> l = box.numbers("lo"), h = box.numbers("hi");
   if (l.size() != 2 || h.size() != 2) throw InvalidInput(top.path(key), -1, "needs \"lo\": [x, y] and \"hi\": [x, y]");
   box.reject_unknown();
-  for (int a = 0; a < 2; ++a) lo[a] = l[a], hi[a] = h[a];
+  for (int a = 0; a < 2; ++a) {
+    if (!(l[a] < h[a]))  // NaN too
+      throw InvalidInput(box.path("hi") + "[" + std::to_string(a) + "]", -1,
+                         std::to_string(h[a]) + " must exceed " + key + ".lo[" + std::to_string(a) + "] = " + std::to_string(l[a]));
+    lo[a] = l[a], hi[a] = h[a];
+  }
 }
 
 TangentParam read_tangent(const json& t, const std::string& name) {
