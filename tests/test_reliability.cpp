@@ -467,6 +467,14 @@ TEST_F(Commands, DisksAreCheckedBeforeAllocatingAndWallsNameTheirKey) {
     EXPECT_EQ(huge.exit_code, 2) << huge.err;
     EXPECT_EQ(huge.err.rfind("saltation: invalid input: memory: the frames of the disk rollout", 0), 0) << huge.err;
   }
+  if (saltation::available_host_memory() < 208000000000ull) {  // 2e9 systems x 2 disks x 52 bytes
+    nlohmann::json systems = disks;
+    systems["n_frames"] = 2;
+    systems["n_systems"] = 2000000000;  // the listed disks broadcast to every system
+    const Outcome huge = run("disks " + file("systems.in.json", systems.dump()) + " --backend cpu");
+    EXPECT_EQ(huge.exit_code, 2) << huge.err;
+    EXPECT_EQ(huge.err.rfind("saltation: invalid input: memory: the disks of the request", 0), 0) << huge.err;
+  }
   nlohmann::json walls = disks;
   walls["n_frames"] = 2;
   walls["walls"] = {{"lo", {-5.0, -5.0}}, {"hi", {5.0, -6.0}}};

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "saltation/backend.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
 #include "saltation/io/files.hpp"
@@ -216,6 +217,12 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
   // them missing or short is refused here, not after allocating n_systems x n_disks disks
   // (libFuzzer: n_disks = 222222222 and no positions ran out of memory).
   shared_disk_vectors(top.raw("positions"), top.path("positions"), n_systems, n_disks);
+  // One listed disk may be broadcast to every system: the batch (radius, mass, x0, v0, material) is
+  // estimated before it is allocated, as solve's results are.
+  check_host_memory(static_cast<std::uint64_t>(n_systems),
+                    static_cast<std::uint64_t>(n_disks) * (6 * sizeof(double) + sizeof(int)),
+                    "the disks of the request (radius, mass, positions, velocities, material)",
+                    "ask for fewer systems (n_systems) or disks at a time");
   DiskBatch& b = r.batch;
   b = DiskBatch::make(n_systems, n_disks);
   per_disk(top, "radius", n_systems, n_disks, b.radius, true);
