@@ -40,8 +40,8 @@ class InvariantWalk {
     if (first >= end || end > n_blocks)
       fail("end_block", "blocks [" + std::to_string(first) + ", " + std::to_string(end) + ") are not within the study's " +
                             std::to_string(n_blocks) + " blocks");
-    const json& nodes = p.contains("nodes") ? p.at("nodes") : json();
-    if (!nodes.is_array()) fail("nodes", "must be an array of tree nodes");
+    if (!p.contains("nodes") || !p.at("nodes").is_array()) fail("nodes", "must be an array of tree nodes");
+    const json& nodes = p.at("nodes");
     std::uint64_t cursor = first;  // the next block the nodes must cover, in order
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const std::string at = "nodes[" + std::to_string(k) + "]";
