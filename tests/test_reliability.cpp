@@ -501,6 +501,13 @@ TEST_F(Commands, OutputFoldersAreRemovedWhenNothingWasWrittenIntoThem) {
   EXPECT_EQ(run("sweep " + study + " --backend cpu --shard 0/8 --out " + path("there")).exit_code, 2);
   EXPECT_TRUE(fs::is_directory(dir_ / "there"));
   EXPECT_TRUE(fs::is_empty(dir_ / "there"));
+  // A file where the folder belongs is left as it is.
+  std::ofstream(dir_ / "a_file") << "keep";
+  const Outcome file_out = run("sweep " + study + " --backend cpu --out " + path("a_file"));
+  EXPECT_EQ(file_out.exit_code, 3) << file_out.err;
+  EXPECT_EQ(file_out.err.rfind("saltation: I/O error: " + (dir_ / "a_file").string() + ": exists and is not a folder", 0), 0)
+      << file_out.err;
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "a_file"));
 }
 
 TEST_F(Commands, ASecondRunIntoALockedFolderIsRefusedNamingTheOther) {

@@ -31,6 +31,8 @@ bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 ||
 
 OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)), lock_((fs::path(dir_) / kLockName).string()) {
   std::error_code error;
+  if (fs::exists(dir_, error) && !fs::is_directory(dir_, error))
+    throw IoError(dir_, "exists and is not a folder: choose another --out");
   for (fs::path p = fs::absolute(dir_, error); !p.empty() && !fs::exists(p, error); p = p.parent_path()) {
     created_.push_back(p.string());
     if (p == p.parent_path()) break;
@@ -38,7 +40,7 @@ OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)), lock_((fs::p
   fs::create_directories(dir_, error);
   if (error || !fs::is_directory(dir_)) {
     remove_created_if_empty();
-    throw IoError(dir_, "cannot create the output folder: " + (error ? error.message() : "it exists and is not a folder"));
+    throw IoError(dir_, "cannot create the output folder: " + (error ? error.message() : std::string("not a folder")));
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     const int fd = ::open(lock_.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
