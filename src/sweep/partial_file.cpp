@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "saltation/errors.hpp"
@@ -85,11 +86,25 @@ class InvariantWalk {
     return a + b;
   }
 
-  // Any accumulator inside a node's value: summaries and Sobol sums are recognised by their keys,
-  // everything else is walked into, so accumulators added later are checked alike.
+  // Every number an accumulator's reader converts to an integer must be one: a float beyond the
+  // integer's range would be undefined behaviour there.
+  void numbers(const json& o, const char* key, const std::string& at, bool whole) const {
+    for (const json& x : array(o, key, at))
+      if (!(whole ? x.is_number_unsigned() : x.is_number() || x.is_null()))
+        fail(join(at, key), whole ? "must hold whole numbers >= 0" : "must hold numbers");
+  }
+
+  // Any accumulator inside a node's value: summaries and Sobol sums are recognised by any of their
+  // keys (then all of them are required), everything else is walked into, so accumulators added
+  // later are checked alike.
   void value(const json& v, const std::string& at) {
-    if (v.is_object() && v.contains("n_finite") && v.contains("moments")) return summary(v, at);
-    if (v.is_object() && v.contains("n_factors") && v.contains("weight")) return sobol(v, at);
+    const auto has_any = [&v](std::initializer_list<const char*> keys) {
+      for (const char* k : keys)
+        if (v.contains(k)) return true;
+      return false;
+    };
+    if (v.is_object() && has_any({"n_finite", "moments", "histograms", "quantiles"})) return summary(v, at);
+    if (v.is_object() && has_any({"n_factors", "n_resamples", "weight", "comoment"})) return sobol(v, at);
     if (v.is_object())
       for (const auto& [key, child] : v.items()) value(child, at + "." + key);
     if (v.is_array())
@@ -102,8 +117,11 @@ class InvariantWalk {
     if (total != samples_)
       fail(at, "n_finite + n_non_finite = " + std::to_string(total) + ", but its blocks hold " + std::to_string(samples_) +
                    " samples");
+    if (!s.contains("moments") || !s.at("moments").is_object()) fail(at + ".moments", "must be an object");
     const json& m = s.at("moments");
-    if (!m.is_object() || !m.contains("weight")) fail(at + ".moments", "must hold the weight");
+    count(m, "dim", at + ".moments");
+    numbers(m, "comoment", at + ".moments", false);
+    if (!m.contains("weight")) fail(at + ".moments", "must hold the weight");
     const double weight = number(m.at("weight"), at + ".moments.weight");
     if (weight != static_cast<double>(finite))
       fail(at + ".moments.weight", "is " + json(weight).dump() + ", not the " + std::to_string(finite) +
@@ -125,6 +143,10 @@ class InvariantWalk {
     const json& histograms = array(s, "histograms", at);
     for (std::size_t i = 0; i < histograms.size(); ++i) {
       const std::string h = at + ".histograms[" + std::to_string(i) + "]";
+      if (!histograms[i].is_object() || !histograms[i].contains("low") || !histograms[i].contains("high"))
+        fail(h, "needs low and high");
+      number(histograms[i].at("low"), h + ".low");
+      number(histograms[i].at("high"), h + ".high");
       std::uint64_t sum = add(count(histograms[i], "below", h), count(histograms[i], "above", h), h);
       const json& counts = array(histograms[i], "counts", h);
       for (std::size_t b = 0; b < counts.size(); ++b) {
@@ -139,9 +161,10 @@ class InvariantWalk {
     for (std::size_t i = 0; i < quantiles.size(); ++i) {
       const std::string q = at + ".quantiles[" + std::to_string(i) + "]";
       const std::uint64_t n = count(quantiles[i], "count", q);
+      count(quantiles[i], "mantissa_bits", q);
       std::uint64_t sum = 0;
       for (const json& bucket : array(quantiles[i], "buckets", q)) {
-        if (!bucket.is_array() || bucket.size() != 2 || !bucket[1].is_number_unsigned())
+        if (!bucket.is_array() || bucket.size() != 2 || !bucket[0].is_number_unsigned() || !bucket[1].is_number_unsigned())
           fail(q + ".buckets", "must be [key, count] pairs of whole numbers");
         sum = add(sum, bucket[1].get<std::uint64_t>(), q);
       }
@@ -155,6 +178,10 @@ class InvariantWalk {
   // are counts too.
   void sobol(const json& s, const std::string& at) const {
     const std::uint64_t factors = count(s, "n_factors", at), non_finite = count(s, "n_non_finite", at);
+    count(s, "seed", at);
+    count(s, "n_resamples", at);
+    numbers(s, "mean", at, false);
+    numbers(s, "comoment", at, false);
     const json& weights = array(s, "weight", at);
     if (weights.size() <= factors) fail(at + ".weight", "has fewer than n_factors + 1 entries");
     for (std::size_t i = 0; i < weights.size(); ++i) {
