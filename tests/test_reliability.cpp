@@ -628,7 +628,14 @@ TEST_F(Merges, AnEditedOrDamagedPartialIsRefusedNamingItsPath) {
          s["n_finite"] = s["n_finite"].get<int>() + 1000;
        },
        "n_finite + n_non_finite"},
-      {[](nlohmann::json& p) { p["end_block"] = 3; }, "end_block"}};
+      {[](nlohmann::json& p) { p["end_block"] = 3; }, "end_block"},
+      // libFuzzer's find: a count beyond uint64_t in a summary missing a key reached the reader.
+      {[](nlohmann::json& p) {
+         auto& s = p["nodes"][0]["value"]["outcomes"];
+         s.erase("n_finite");
+         s["histograms"][0]["counts"][0] = 7.11845e22;
+       },
+       "outcomes.n_finite: must be a whole number"}};
   for (const auto& [edit, what] : edits) {
     restore();
     edit_and_reseal(dir_ / "s1_2", edit);
