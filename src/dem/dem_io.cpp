@@ -237,6 +237,17 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
   if (overrides.n_frames) o.n_frames = *overrides.n_frames;
   if (overrides.stride) o.stride = *overrides.stride;
   if (overrides.backend) r.backend = *overrides.backend;
+  if (r.mode == DisksMode::Rollout) {
+    // A rollout's frames are its big arrays: estimated before anything allocates them, as solve's
+    // results are (n_frames 2e9 ran out of memory instead).
+    const double arrays = (o.save_positions ? 1 : 0) + (o.save_velocities ? 1 : 0) +
+                          (o.save_tangents ? 2.0 * static_cast<double>(o.tangents.size()) : 0);
+    const double system_bytes = arrays * std::max(o.n_frames, 0) * 2.0 * n_disks * sizeof(double);
+    check_host_memory(static_cast<std::uint64_t>(n_systems),
+                      system_bytes < 1.8e19 ? static_cast<std::uint64_t>(system_bytes) : UINT64_MAX,
+                      "the frames of the disk rollout (positions, velocities and tangents after each frame)",
+                      "ask for fewer frames (n_frames, a larger stride) or fewer systems at a time");
+  }
 
   if (top.has("observed")) {
     const json& ob = top.raw("observed");  // [n_systems][n_frames][n_disks][2]

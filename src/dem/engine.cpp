@@ -10,7 +10,6 @@
 #include <string>
 
 #include "engine_internal.hpp"
-#include "saltation/backend.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
 #include "saltation/numeric.hpp"
@@ -185,7 +184,7 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
   c.walls = o.walls;
   if (o.walls) {
     for (int a = 0; a < 2; ++a) {
-      if (!(o.box_hi[a] > o.box_lo[a])) throw InvalidInput("walls", -1, "walls.hi must exceed walls.lo in every axis");
+      if (!(o.box_hi[a] > o.box_lo[a])) throw InvalidInput("box", -1, "box_hi must exceed box_lo in every axis");
       c.box_lo[a] = o.box_lo[a];
       c.box_hi[a] = o.box_hi[a];
     }
@@ -235,13 +234,6 @@ Prepared prepare(const DiskBatch& batch, const RolloutOptions& o, const LossSpec
     check_initial_cells(c, batch.x0);
   }
 
-  // The saved frames are the big arrays: refused before allocating them, as solve's results are.
-  const double frame_arrays = (o.save_positions ? 1 : 0) + (o.save_velocities ? 1 : 0) +
-                              (o.save_tangents ? 2.0 * n_tangents : 0);
-  const double system_bytes = frame_arrays * o.n_frames * 2.0 * n_disks * sizeof(double);
-  check_host_memory(n_systems, system_bytes < 1.8e19 ? static_cast<std::uint64_t>(system_bytes) : UINT64_MAX,
-                    "the frames of the disk rollout (positions, velocities and tangents after each frame)",
-                    "ask for fewer frames (n_frames, a larger stride) or fewer systems at a time");
   const long frame_values = (long)o.n_frames * 2 * per_disk;
   if (loss) {
     if ((long)loss->observed.size() != frame_values)

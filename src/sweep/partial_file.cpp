@@ -208,12 +208,11 @@ std::string header_mismatch(const StudyResult& r) {
   const json &names = h.at("param_names"), &parameters = h.at("parameters"), &objectives = h.at("objectives");
   if (!names.is_array() || !parameters.is_object() || !objectives.is_array() || !h.at("sobol").is_boolean())
     return "its header's param_names, parameters, objectives or sobol have the wrong type";
-  int design = 0, factors = 0;
+  int factors = 0;
   for (const json& name : names) {
     if (!name.is_string() || !parameters.contains(name.get<std::string>()))
       return "its header's param_names and parameters disagree";
     const json& d = parameters.at(name.get<std::string>());
-    design += d.is_object() && d.contains("design");
     factors += d.is_object() && d.contains("dist");
   }
   for (const json& o : objectives)
@@ -225,10 +224,6 @@ std::string header_mismatch(const StudyResult& r) {
     if (acc.objectives().size() != objectives.size())
       return "it holds " + std::to_string(acc.objectives().size()) + " objectives, its header " +
              std::to_string(objectives.size());
-    for (const OutputSummary& o : acc.objectives())
-      if (o.input_width() != 1 && o.input_width() != 1 + design)
-        return "an objective has " + std::to_string(o.input_width() - 1) + " gradients, the header " +
-               std::to_string(design) + " design parameters";
     if (acc.sobol().size() != (h.at("sobol").get<bool>() ? objectives.size() : 0))
       return "its Sobol sums do not match the header's sobol and objectives";
     for (const SobolAccumulator& sums : acc.sobol())
