@@ -159,10 +159,13 @@ TEST_F(Cli, RejectsNonPositiveDt) {
   expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": -0.1"), "options.dt");
 }
 TEST_F(Cli, RejectsRestitutionOutsideUnitInterval) {
-  expect_rejected(replace(kBall, "[1.0, 1.0, 0.5]", "[1.0, 1.0, 1.2]"), "e", "row 1");
+  // The whole place: a bare "e" would be found in any message ("theta", "be", "must").
+  expect_rejected(replace(kBall, "[1.0, 1.0, 0.5]", "[1.0, 1.0, 1.2]"), "saltation: invalid input: e (row 1): ");
 }
 TEST_F(Cli, RejectsFrictionOutsideUnitInterval) {
-  expect_rejected(replace(kTerrain, "[1.0, 0.0, 0.1, 0.8, 0.3,", "[1.0, 0.0, 0.1, 0.8, -0.3,"), "mu", "row 2");
+  // As above: "mu" alone is in "must".
+  expect_rejected(replace(kTerrain, "[1.0, 0.0, 0.1, 0.8, 0.3,", "[1.0, 0.0, 0.1, 0.8, -0.3,"),
+                  "saltation: invalid input: mu (row 2): ");
 }
 TEST_F(Cli, RejectsNonPositiveBumpWidth) {
   expect_rejected(replace(kTerrain, "0.05, 1.2, 0.25", "0.05, 1.2, 0.0"), "w_2", "row 1");

@@ -9,10 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "saltation/backend.hpp"
 #include "saltation/c_api.h"
@@ -20,6 +23,7 @@
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/registry.hpp"
+#include "saltation/sweep/partial_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -344,4 +348,310 @@ TEST_F(Commands, InterruptedSolveKeepsTheWrittenChunksOnlyWhenAsked) {
 
   // Only NPY output is written in chunks.
   EXPECT_EQ(run("solve " + in + " --keep-partial --out " + path("x.json")).exit_code, 2);
+}
+
+// ---- Nothing silently wrong (issue 40): overrides, edge values, output folders, merges.
+
+namespace {
+
+// A quick study: 4 blocks of 4096 samples of a bouncing ball (100 steps each).
+const char* kStudy = R"({"model": "bouncing_ball",
+  "options": {"t_final": 1.0, "dt": 0.01, "event_capacity": 4},
+  "parameters": {"h0": {"dist": "uniform", "low": 1.0, "high": 2.0}, "v0": 0.0, "e": 0.8},
+  "objectives": [{"name": "t0", "event_time": 0}, {"name": "bounces", "event_count": true}],
+  "samples": 16384, "seed": 3})";
+
+nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(std::ifstream(path)); }
+
+void write_json(const fs::path& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(); }
+
+// The partial.json of `dir` after `edit`, sealed again (valid hashes): only the invariants can
+// tell it from a real one.
+void edit_and_reseal(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = read_json(dir / "partial.json");
+  edit(j["partial"]);
+  const saltation::sweep::PartialHashes h = saltation::sweep::partial_hashes(j);
+  j["header_hash"] = h.header_hash;
+  j["checksum"] = h.checksum;
+  write_json(dir / "partial.json", j);
+}
+
+}  // namespace
+
+TEST_F(Commands, NumericOverridesAreStrictRangeCheckedAndNamed) {
+  const std::string study = file("study.in.json", kStudy);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--samples 0", "--samples"}, {"--samples -5", "--samples"}, {"--samples 10000000000000000000", "--samples"},
+      {"--samples 1e3", "--samples"}, {"--samples 64.0", "--samples"}, {"--samples +64", "--samples"},
+      {"--seed -1", "--seed"}, {"--seed 18446744073709551615", "--seed"}, {"--seed 0x10", "--seed"},
+      {"--threads -2", "--threads"}, {"--threads 100000", "--threads"}, {"--threads 2.5", "--threads"},
+      {"--memory-budget inf", "--memory-budget"}, {"--memory-budget 1e30", "--memory-budget"},
+      {"--memory-budget 0.5", "--memory-budget"}, {"--memory-budget 0", "--memory-budget"},
+      {"--memory-budget 99999999999G", "--memory-budget"}, {"--memory-budget -1M", "--memory-budget"},
+      {"--shard 1/0", "--shard"}, {"--shard 2/2", "--shard"}, {"--shard -1/2", "--shard"}, {"--shard 1/2x", "--shard"},
+      {"--shard /2", "--shard"}};
+  for (const auto& [args, flag] : bad) {
+    const Outcome r = run("sweep " + study + " --backend cpu " + args + " --out " + path("out"));
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("saltation: invalid input: " + flag + ": ", 0), 0) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out")) << args << ": a refused run leaves no folder";
+  }
+  // The same rule for solve's --threads and --memory-budget.
+  const std::string ball = file("ball.in.json", kBall);
+  for (const std::string args : {"--threads 100000", "--threads -1", "--memory-budget 0.5", "--memory-budget inf"}) {
+    const Outcome r = run("solve " + ball + " " + args + " --out " + path("out.json"));
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("saltation: invalid input: --" + args.substr(2, args.find(' ') - 2) + ": ", 0), 0)
+        << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out.json"));
+  }
+  // Values in range run as given, and the summary records them.
+  const Outcome ok = run("sweep " + study + " --backend cpu --samples 100 --seed 7 --threads 1 --memory-budget 1M --out " +
+                         path("ok"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const nlohmann::json summary = read_json(dir_ / "ok" / "summary.json");
+  EXPECT_EQ(summary.at("samples"), 100);
+  EXPECT_EQ(summary.at("seed"), 7);
+  EXPECT_EQ(summary.at("objectives").at("bounces").at("n"), 100);
+  EXPECT_EQ(run("sweep " + study + " --backend cpu --seed 9223372036854775807 --out " + path("max")).exit_code, 0);
+  EXPECT_EQ(read_json(dir_ / "max" / "summary.json").at("seed"), 9223372036854775807ull);
+}
+
+TEST_F(Commands, EventCapacityZeroIsAValidResultInEveryFormat) {
+  nlohmann::json request = nlohmann::json::parse(kBall);
+  request["options"]["event_capacity"] = 0;
+  const std::string in = file("zero.in.json", request.dump());
+  for (const std::string format : {"json", "csv", "npy"}) {
+    const Outcome r = run("solve " + in + " --format " + format + " --out " + path("out_" + format));
+    EXPECT_EQ(r.exit_code, 0) << format << ": " << r.err;
+  }
+  const nlohmann::json j = read_json(dir_ / "out_json");
+  EXPECT_EQ(j.at("trajectories").at(0).at("n_events"), 0);
+  EXPECT_TRUE(j.at("trajectories").at(0).at("events_t").empty());
+  EXPECT_EQ(run("solve " + in + " --summary").exit_code, 0);
+  EXPECT_EQ(run("solve " + in).exit_code, 0);  // JSON on standard output
+}
+
+TEST_F(Commands, TFinalZeroIsRefusedNamingIt) {
+  nlohmann::json request = nlohmann::json::parse(kBall);
+  request["options"]["t_final"] = 0.0;
+  const Outcome r = run("solve " + file("t0.in.json", request.dump()) + " --out " + path("out.json"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("saltation: invalid input: options.t_final: must be finite and > 0", 0), 0) << r.err;
+  const Outcome flag = run("solve " + path("t0.in.json") + " --t-final 0 --out " + path("out.json"));
+  EXPECT_EQ(flag.err.rfind("saltation: invalid input: --t-final: ", 0), 0) << flag.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out.json"));
+}
+
+TEST_F(Commands, AFolderWhereAFileBelongsIsAnIoErrorNamingIt) {
+  fs::create_directories(dir_ / "folder.in.json");
+  fs::create_directories(dir_ / "shard" / "partial.json");
+  const std::string folder = (dir_ / "folder.in.json").string();
+  for (const std::string command : {"solve", "sweep", "disks"}) {
+    const Outcome r = run(command + " " + path("folder.in.json") + " --out " + path("out"));
+    EXPECT_EQ(r.exit_code, 3) << command << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("saltation: I/O error: " + folder + ": is a folder", 0), 0) << command << ": " << r.err;
+  }
+  const Outcome merge = run("merge " + path("shard") + " --out " + path("merged"));
+  EXPECT_EQ(merge.exit_code, 3) << merge.err;
+  EXPECT_EQ(merge.err.rfind("saltation: I/O error: " + (dir_ / "shard" / "partial.json").string() + ": is a folder", 0), 0)
+      << merge.err;
+  EXPECT_FALSE(fs::exists(dir_ / "merged"));
+}
+
+TEST_F(Commands, DisksAreCheckedBeforeAllocatingAndWallsNameTheirKey) {
+  const nlohmann::json disks = {{"n_disks", 2}, {"dt", 0.01}, {"n_frames", 2000000000}, {"radius", 0.5}, {"mass", 1.0},
+                                {"positions", {{-1.0, 0.0}, {1.0, 0.0}}}};
+  if (saltation::available_host_memory() < 128000000000ull) {  // 2e9 frames x 2 disks x 4 values x 8 bytes
+    const Outcome huge = run("disks " + file("huge.in.json", disks.dump()) + " --backend cpu");
+    EXPECT_EQ(huge.exit_code, 2) << huge.err;
+    EXPECT_EQ(huge.err.rfind("saltation: invalid input: memory: the frames of the disk rollout", 0), 0) << huge.err;
+  }
+  if (saltation::available_host_memory() < 208000000000ull) {  // 2e9 systems x 2 disks x 52 bytes
+    nlohmann::json systems = disks;
+    systems["n_frames"] = 2;
+    systems["n_systems"] = 2000000000;  // the listed disks broadcast to every system
+    const Outcome huge = run("disks " + file("systems.in.json", systems.dump()) + " --backend cpu");
+    EXPECT_EQ(huge.exit_code, 2) << huge.err;
+    EXPECT_EQ(huge.err.rfind("saltation: invalid input: memory: the disks of the request", 0), 0) << huge.err;
+  }
+  nlohmann::json walls = disks;
+  walls["n_frames"] = 2;
+  walls["walls"] = {{"lo", {-5.0, -5.0}}, {"hi", {5.0, -6.0}}};
+  const Outcome r = run("disks " + file("walls.in.json", walls.dump()) + " --backend cpu");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("saltation: invalid input: walls.hi[1]: ", 0), 0) << r.err;
+}
+
+TEST_F(Commands, OutputFoldersAreRemovedWhenNothingWasWrittenIntoThem) {
+  const std::string study = file("study.in.json", kStudy);
+  // Refused after the flags were read: a shard without samples (4 blocks, 8 shards).
+  const Outcome empty_shard = run("sweep " + study + " --backend cpu --shard 0/8 --out " + path("a/b/c"));
+  EXPECT_EQ(empty_shard.exit_code, 2) << empty_shard.err;
+  EXPECT_FALSE(fs::exists(dir_ / "a")) << "the folders the run created are gone";
+  // Interrupted: the folder it created goes too.
+  nlohmann::json long_study = nlohmann::json::parse(kStudy);
+  long_study["samples"] = 100000000;
+  const Outcome stopped = run("sweep " + file("long.in.json", long_study.dump()) + " --backend cpu --out " + path("stopped"),
+                              "timeout --preserve-status -s INT 1 ");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
+  EXPECT_FALSE(fs::exists(dir_ / "stopped"));
+  // A folder that was there stays, and only the lock is taken away.
+  fs::create_directories(dir_ / "there");
+  EXPECT_EQ(run("sweep " + study + " --backend cpu --shard 0/8 --out " + path("there")).exit_code, 2);
+  EXPECT_TRUE(fs::is_directory(dir_ / "there"));
+  EXPECT_TRUE(fs::is_empty(dir_ / "there"));
+  // A file where the folder belongs is left as it is.
+  std::ofstream(dir_ / "a_file") << "keep";
+  const Outcome file_out = run("sweep " + study + " --backend cpu --out " + path("a_file"));
+  EXPECT_EQ(file_out.exit_code, 3) << file_out.err;
+  EXPECT_EQ(file_out.err.rfind("saltation: I/O error: " + (dir_ / "a_file").string() + ": exists and is not a folder", 0), 0)
+      << file_out.err;
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "a_file"));
+}
+
+TEST_F(Commands, ASecondRunIntoALockedFolderIsRefusedNamingTheOther) {
+  const std::string study = file("study.in.json", kStudy);
+  fs::create_directories(dir_ / "busy");
+  std::ofstream(dir_ / "busy" / ".saltation.lock") << ::getpid() << "\n";  // this test: alive
+  const Outcome busy = run("sweep " + study + " --backend cpu --out " + path("busy"));
+  EXPECT_EQ(busy.exit_code, 3) << busy.err;
+  EXPECT_NE(busy.err.find("is in use by another saltation run (pid " + std::to_string(::getpid()) + ","), std::string::npos)
+      << busy.err;
+  EXPECT_FALSE(fs::exists(dir_ / "busy" / "summary.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "busy" / ".saltation.lock")) << "the other run's lock is not touched";
+  // A lock whose process is gone (killed) is taken over, and released at the end.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  std::ofstream(dir_ / "busy" / ".saltation.lock", std::ios::trunc) << child << "\n";
+  const Outcome stale = run("sweep " + study + " --backend cpu --out " + path("busy"));
+  EXPECT_EQ(stale.exit_code, 0) << stale.err;
+  EXPECT_TRUE(fs::exists(dir_ / "busy" / "summary.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "busy" / ".saltation.lock"));
+}
+
+class Merges : public Commands {
+ protected:
+  // Shards `shards` ("0/2", ...) of kStudy, each in folder "s<i>_<N>".
+  void run_shards(std::initializer_list<const char*> shards) {
+    const std::string study = file("study.in.json", kStudy);
+    for (const std::string shard : shards) {
+      const Outcome r = run("sweep " + study + " --backend cpu --shard " + shard + " --out " + path(folder(shard)));
+      ASSERT_EQ(r.exit_code, 0) << shard << ": " << r.err;
+    }
+  }
+  static std::string folder(std::string shard) { return "s" + shard.replace(shard.find('/'), 1, "_"); }
+  Outcome merge(const std::string& dirs, const std::string& out = "merged") {
+    std::string args;
+    std::istringstream s(dirs);
+    for (std::string d; s >> d;) args += path(d) + " ";
+    return run("merge " + args + "--out " + path(out));
+  }
+  // The refusal names `file`'s path and says `what`; nothing is written.
+  void expect_refused(const Outcome& r, const std::string& shard, const std::string& what) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("saltation: invalid input: " + (dir_ / shard / "partial.json").string() + ": ", 0), 0) << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "merged"));
+  }
+};
+
+TEST_F(Merges, AnIncompleteCoverIsRefusedNamingTheMissingBlocksAndTheCommand) {
+  run_shards({"0/2", "1/2", "0/3", "2/3", "1/3"});
+  const Outcome half = merge("s0_2");
+  EXPECT_EQ(half.exit_code, 2) << half.err;
+  EXPECT_NE(half.err.find("missing blocks [2, 4) (samples [8192, 16384))"), std::string::npos) << half.err;
+  EXPECT_NE(half.err.find("saltation sweep STUDY.json --samples 16384 --seed 3 --shard 1/2 --out SHARD_1"), std::string::npos)
+      << half.err;
+  EXPECT_FALSE(fs::exists(dir_ / "merged"));
+  const Outcome gap = merge("s0_3 s2_3");
+  EXPECT_NE(gap.err.find("missing blocks [1, 2) (samples [4096, 8192))"), std::string::npos) << gap.err;
+  EXPECT_NE(gap.err.find("--shard 1/3 "), std::string::npos) << gap.err;
+  const Outcome overlap = merge("s0_2 s1_3 s1_2");
+  EXPECT_EQ(overlap.exit_code, 2) << overlap.err;
+  EXPECT_NE(overlap.err.find("overlap"), std::string::npos) << overlap.err;
+  EXPECT_FALSE(fs::exists(dir_ / "merged"));
+  const Outcome whole = merge("s1_3 s2_3 s0_3");
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_TRUE(fs::exists(dir_ / "merged" / "summary.json"));
+}
+
+TEST_F(Merges, NeverWritesIntoOneOfItsInputs) {
+  run_shards({"0/2", "1/2"});
+  const std::string before = read_json(dir_ / "s0_2" / "partial.json").dump();
+  const Outcome r = merge("s0_2 s1_2", "s0_2");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("saltation: invalid input: --out: ", 0), 0) << r.err;
+  EXPECT_EQ(read_json(dir_ / "s0_2" / "partial.json").dump(), before);
+  EXPECT_FALSE(fs::exists(dir_ / "s0_2" / "summary.json"));
+  EXPECT_EQ(merge("s0_2 s1_2", "s1_2/.").exit_code, 2) << "the same folder spelled otherwise";
+}
+
+TEST_F(Merges, AnEditedOrDamagedPartialIsRefusedNamingItsPath) {
+  run_shards({"0/2", "1/2"});
+  const fs::path partial = dir_ / "s1_2" / "partial.json";
+  const std::string original = read_json(partial).dump();
+  auto restore = [&] { std::ofstream(partial) << original; };
+
+  // Edited without resealing: the checksum no longer matches.
+  nlohmann::json j = read_json(partial);
+  j["partial"]["nodes"][0]["value"]["objectives"][0]["moments"]["mean"][0] = 0.5;
+  write_json(partial, j);
+  expect_refused(merge("s0_2 s1_2"), "s1_2", "checksum");
+  j = read_json(partial);
+  j["header"]["seed"] = 4;
+  write_json(partial, j);
+  expect_refused(merge("s0_2 s1_2"), "s1_2", "header_hash");
+
+  // Truncated, a summary in its place, a string where a number belongs.
+  std::ofstream(partial) << original.substr(0, original.size() / 2);
+  expect_refused(merge("s0_2 s1_2"), "s1_2", "not a whole JSON file");
+  restore();
+  run_shards({"0/1"});
+  fs::copy_file(dir_ / "s0_1" / "summary.json", partial, fs::copy_options::overwrite_existing);
+  expect_refused(merge("s0_2 s1_2"), "s1_2", "is a summary.json");
+  restore();
+  edit_and_reseal(dir_ / "s1_2", [](nlohmann::json& p) { p["nodes"][0]["value"]["outcomes"]["n_finite"] = "128"; });
+  expect_refused(merge("s0_2 s1_2"), "s1_2", "n_finite: must be a whole number");
+
+  // Resealed edits that break an invariant.
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> edits = {
+      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["weight"] = -128.0; }, "moments.weight"},
+      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["weight"] = 128000.0; }, "moments.weight"},
+      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["mean"][0] = 1000.0; },
+       "min <= mean <= max"},
+      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["histograms"][0]["counts"][3] = 99999; },
+       "histograms[0]: counts"},
+      {[](nlohmann::json& p) {
+         auto& s = p["nodes"][0]["value"]["objectives"][0];
+         s["n_finite"] = s["n_finite"].get<int>() + 1000;
+       },
+       "n_finite + n_non_finite"},
+      {[](nlohmann::json& p) { p["end_block"] = 3; }, "end_block"},
+      // libFuzzer's find: a count beyond uint64_t in a summary missing a key reached the reader.
+      {[](nlohmann::json& p) {
+         auto& s = p["nodes"][0]["value"]["outcomes"];
+         s.erase("n_finite");
+         s["histograms"][0]["counts"][0] = 7.11845e22;
+       },
+       "outcomes.n_finite: must be a whole number"}};
+  for (const auto& [edit, what] : edits) {
+    restore();
+    edit_and_reseal(dir_ / "s1_2", edit);
+    expect_refused(merge("s0_2 s1_2"), "s1_2", what);
+  }
+  restore();
+  EXPECT_EQ(merge("s0_2 s1_2").exit_code, 0);
+}
+
+TEST_F(Merges, ResumeVerifiesTheKeptPartialToo) {
+  run_shards({"0/1"});
+  nlohmann::json j = read_json(dir_ / "s0_1" / "partial.json");
+  j["partial"]["first_block"] = 1;
+  write_json(dir_ / "s0_1" / "partial.json", j);
+  const Outcome r = run("sweep " + path("study.in.json") + " --backend cpu --resume " + path("s0_1"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("saltation: invalid input: " + (dir_ / "s0_1" / "partial.json").string() + ": checksum", 0), 0)
+      << r.err;
 }

@@ -1,8 +1,10 @@
 #pragma once
 // Run options: the one list of the user-settable ones, their validation and what is derived from them.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "saltation/core/options.hpp"
 #include "saltation/errors.hpp"
@@ -55,13 +57,17 @@ inline int locate_iterations_for(double bracket, double time_tol) {
   return L == 1 ? 2 : L;
 }
 
+// The most CPU threads a run may ask for: 4x the hardware threads. More is a typo, and OpenMP
+// crashes trying to start 10^5 of them.
+inline int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 // Validates (throws InvalidInput naming the option) and fills the derived fields.
 inline Options normalize_options(const Options& in) {
   Options o = in;
   auto positive = [](double x) { return std::isfinite(x) && x > 0.0; };
   if (!positive(o.dt)) throw InvalidInput("options.dt", -1, "must be finite and > 0");
-  if (!(std::isfinite(o.t_final) && o.t_final >= 0.0))
-    throw InvalidInput("options.t_final", -1, "must be finite and >= 0");
+  // t_final 0 would take no step at all, and dt > t_final is refused below: never run silently.
+  if (!positive(o.t_final)) throw InvalidInput("options.t_final", -1, "must be finite and > 0");
   if (!(std::isfinite(o.v_stop) && o.v_stop >= 0.0)) throw InvalidInput("options.v_stop", -1, "must be finite and >= 0");
   if (o.event_capacity < 0) throw InvalidInput("options.event_capacity", -1, "must be >= 0");
   if (o.probes < 0 || o.probes > 64) throw InvalidInput("options.probes", -1, "must be in [0, 64]");
@@ -71,10 +77,12 @@ inline Options normalize_options(const Options& in) {
   if (o.zeno_events < 2) throw InvalidInput("options.zeno_events", -1, "must be >= 2");
   if (!(std::isfinite(o.zeno_window) && o.zeno_window >= 0.0))
     throw InvalidInput("options.zeno_window", -1, "must be finite and >= 0 (0 means one step)");
-  if (o.threads < 0) throw InvalidInput("options.threads", -1, "must be >= 0 (0: OpenMP default)");
+  if (o.threads < 0 || o.threads > max_threads())
+    throw InvalidInput("options.threads", -1, std::to_string(o.threads) + " is outside [0, " + std::to_string(max_threads()) +
+                                                  "] (0: OpenMP's default; at most 4x the hardware threads)");
   if (o.max_steps < 1) throw InvalidInput("options.max_steps", -1, "must be >= 1");
   // One step over the whole horizon is never what was meant (dt = 1e300, say): refused, not clipped.
-  if (o.t_final > 0.0 && o.dt > o.t_final) {
+  if (o.dt > o.t_final) {
     char what[120];
     std::snprintf(what, sizeof what, "dt = %g is larger than t_final = %g: choose dt <= t_final", o.dt, o.t_final);
     throw InvalidInput("options.dt", -1, what);

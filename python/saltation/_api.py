@@ -1,5 +1,7 @@
 """The Python face of the native module: dicts and NumPy arrays in, results out."""
 import json
+import math
+import operator
 
 import numpy as np
 
@@ -33,7 +35,37 @@ def _json_text(value, key):
     try:
         return json.dumps({} if value is None else value, allow_nan=False)
     except (TypeError, ValueError) as error:
+        where, bad = _non_finite(value, key)
+        if where:  # NaN and Inf have no JSON form: name the key that holds one
+            raise InvalidInput(f"invalid input: {where}: {bad!r} is not a finite number", where, -1) from None
         raise InvalidInput(f"invalid input: {key}: {error}", key, -1) from None
+
+
+def _non_finite(value, path):
+    """The path and value of the first NaN or infinity inside ``value``, or (None, None)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{path}.{k}" if isinstance(value, dict) else f"{path}[{k}]")
+        if found[0]:
+            return found
+    return None, None
+
+
+def _integer_text(value, key, units=False):
+    """An override as the text the library's one rule reads (io/overrides.hpp): "" when not given;
+    an integer (not a bool or a float) as its digits; with ``units``, also a string like "512M"."""
+    if value is None:
+        return ""
+    if units and isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise InvalidInput(f"invalid input: {key}: {value!r} is not a whole number", key, -1)
+    try:
+        return str(operator.index(value))
+    except TypeError:
+        raise InvalidInput(f"invalid input: {key}: {value!r} is not a whole number", key, -1) from None
 
 
 class Result:
@@ -136,7 +168,10 @@ def solve(model, theta, config=None, *, backend="auto", progress=None, **options
     ``progress(done, total)``: called now and then from the solving thread. The GIL is released
     while the batch runs. Raises ``InvalidInput`` (``.parameter``, ``.row``) before any work.
     """
-    rows = np.asarray(theta, dtype=np.float64)
+    rows = np.asarray(theta)
+    if np.iscomplexobj(rows):  # float64 would keep the real parts without a word
+        raise InvalidInput("invalid input: theta: complex values are not parameters (give real numbers)", "theta", -1)
+    rows = np.asarray(rows, dtype=np.float64)
     if rows.ndim == 1:
         rows = rows[None, :]
     if rows.ndim != 2:
@@ -148,10 +183,12 @@ def solve(model, theta, config=None, *, backend="auto", progress=None, **options
 
 def sweep(study, *, samples=None, seed=None, backend=None, memory_budget=None, progress=None):
     """Run the Monte Carlo study ``study`` (a dict in the schema of docs/sweep.md) and return its
-    summary (what ``saltation sweep`` writes to summary.json). ``samples`` and ``seed`` override
-    the study's; ``memory_budget`` is in bytes; ``progress(done, total)`` counts samples."""
-    summary = _saltation.sweep(_json_text(study, "study"), samples or 0, -1 if seed is None else seed,
-                               backend or "auto", memory_budget or 0, progress)
+    summary (what ``saltation sweep`` writes to summary.json). ``samples`` (>= 1) and ``seed``
+    (>= 0) override the study's; ``memory_budget`` is bytes, an integer or a string like "512M";
+    ``progress(done, total)`` counts samples. A bad override raises ``InvalidInput`` naming it."""
+    summary = _saltation.sweep(_json_text(study, "study"), _integer_text(samples, "samples"),
+                               _integer_text(seed, "seed"), backend or "auto",
+                               _integer_text(memory_budget, "memory_budget", units=True), progress)
     return json.loads(summary)
 
 

@@ -11,6 +11,7 @@
 #include "bridge.hpp"
 #include "saltation/dem/dem_io.hpp"
 #include "saltation/io/files.hpp"
+#include "saltation/io/overrides.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/sweep/study.hpp"
 #include "saltation/version.hpp"
@@ -21,17 +22,18 @@ namespace {
 using nlohmann::json;
 
 // The summary of a whole study (docs/sweep.md), as `saltation sweep` writes it to summary.json.
-std::string sweep(const std::string& study_json, long long samples, long long seed, const std::string& backend,
-                  unsigned long long memory_budget, nb::object progress) {
+// The overrides come as text ("" when not given), read by the command line's rule (io/overrides.hpp).
+std::string sweep(const std::string& study_json, const std::string& samples, const std::string& seed,
+                  const std::string& backend, const std::string& memory_budget, nb::object progress) {
   json request = io::parse_json(study_json);
-  if (samples > 0) request["samples"] = samples;
-  if (seed >= 0) request["seed"] = seed;
+  if (!samples.empty()) request["samples"] = io::parse_count("samples", samples, 1, io::kMaxStudyInteger);
+  if (!seed.empty()) request["seed"] = io::parse_count("seed", seed, 0, io::kMaxStudyInteger);
   const io::ModelChoice choice = io::parse_model_choice(request);
   const AnyModel model = configure_builtin_model(choice.name, choice.config);
   const sweep::Study study = sweep::parse_study(request, model.info());
   sweep::StudyRun run;
   run.backend = resolve_backend(parse_backend(backend));
-  run.memory_budget = memory_budget;
+  run.memory_budget = memory_budget.empty() ? 0 : io::parse_bytes("memory_budget", memory_budget);
   PythonProgress bridge(std::move(progress));
   run.progress = bridge.hook();
   const auto start = std::chrono::steady_clock::now();

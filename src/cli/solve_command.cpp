@@ -12,7 +12,6 @@
 #include <string>
 #include <type_traits>
 
-#include "cli/byte_size.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "saltation/cuda.hpp"
@@ -20,6 +19,7 @@
 #include "saltation/interrupt.hpp"
 #include "saltation/io/files.hpp"
 #include "saltation/io/npy.hpp"
+#include "saltation/io/overrides.hpp"
 #include "saltation/io/solve_io.hpp"
 #include "saltation/io/writers.hpp"
 #include "saltation/registry.hpp"
@@ -74,11 +74,25 @@ class SolveSummary {
   std::ostringstream first_;
 };
 
+// normalize_options, its refusal of a value given as a flag blamed on the flag ("--threads").
+Options normalize_given(const Options& options, const std::map<std::string, bool>& given) {
+  try {
+    return normalize_options(options);
+  } catch (const InvalidInput& e) {
+    const std::string key = e.parameter().rfind("options.", 0) == 0 ? e.parameter().substr(8) : "";
+    if (!given.count(key)) throw;
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const std::string what = std::string(e.what()).substr(std::string("invalid input: " + e.parameter() + ": ").size());
+    throw InvalidInput(flag, -1, what);
+  }
+}
+
 void run_solve(const SolveArgs& a) {
   if (a.format != "json" && a.out.empty()) throw InvalidInput("out", -1, "--format " + a.format + " needs --out");
   if (a.keep_partial && a.format != "npy")
     throw InvalidInput("keep-partial", -1, "needs --format npy: JSON and CSV are written whole at the end");
-  const std::uint64_t requested_budget = a.memory_budget.empty() ? 0 : parse_bytes(a.memory_budget);
+  const std::uint64_t requested_budget = a.memory_budget.empty() ? 0 : io::parse_bytes("--memory-budget", a.memory_budget);
   const nlohmann::json request = io::read_json_file(a.input);
   const io::ModelChoice choice = io::parse_model_choice(request);
   const AnyModel model = configure_builtin_model(choice.name, choice.config);
@@ -89,7 +103,7 @@ void run_solve(const SolveArgs& a) {
     if (a.given.count(name)) member = flag;
   }, req.options, a.overrides);
   if (!a.backend.empty()) req.backend = parse_backend(a.backend);
-  const Options options = normalize_options(req.options);
+  const Options options = normalize_given(req.options, a.given);
   const Backend used = resolve_backend(req.backend);
   const io::ArrayTable shape = io::result_shape(info, options, io::provenance(info, options, used));
   const std::size_t n = req.batch.n;

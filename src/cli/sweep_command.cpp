@@ -16,12 +16,15 @@
 #include <string>
 #include <vector>
 
-#include "cli/byte_size.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_folder.hpp"
 #include "cli/progress_line.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/files.hpp"
+#include "saltation/io/overrides.hpp"
+#include "saltation/options.hpp"
 #include "saltation/registry.hpp"
+#include "saltation/sweep/partial_file.hpp"
 #include "saltation/sweep/robust_design.hpp"
 #include "saltation/sweep/study.hpp"
 #include "saltation/version.hpp"
@@ -38,8 +41,7 @@ using nlohmann::json;
 
 struct SweepArgs {
   std::string study, out, backend, shard, memory_budget, resume;  // out: "sweep", or the --resume folder
-  long long samples = 0, seed = -1;
-  int threads = -1;
+  std::string samples, seed, threads;  // as given (empty: not given), read by io/overrides.hpp's rule
   bool per_sample = false, progress = false, optimize = false, mpi = false, keep_partial = false;
 };
 
@@ -53,16 +55,6 @@ struct SweepSetup {
   Backend used = Backend::Cpu;
   sweep::RobustDesignSettings settings;  // --optimize
 };
-
-void parse_shard(const std::string& text, sweep::StudyRun& run) {
-  int i = -1, n = 0;
-  char slash = 0;
-  std::istringstream s(text);
-  if (!(s >> i >> slash >> n) || slash != '/' || !s.eof() || n < 1 || i < 0 || i >= n)
-    throw InvalidInput("shard", -1, "\"" + text + "\" is not i/N with 0 <= i < N (e.g. 0/4)");
-  run.shard = i;
-  run.n_shards = n;
-}
 
 std::string fixed(double x) {
   std::ostringstream s;
@@ -136,16 +128,8 @@ json provenance(const json& header, const sweep::StudyRun& run, Backend used, do
   return p;
 }
 
-void create_output_folder(const std::string& dir) {
-  std::error_code error;
-  fs::create_directories(dir, error);
-  if (error) throw IoError(dir, "cannot create the output folder: " + error.message());
-}
-
 void write_outputs(const sweep::StudyResult& result, const std::string& dir, const json& prov, bool print) {
-  json partial = sweep::result_to_json(result);
-  partial["provenance"] = prov;
-  io::write_file_atomically((fs::path(dir) / "partial.json").string(), partial.dump() + "\n");
+  io::write_file_atomically((fs::path(dir) / "partial.json").string(), sweep::seal_partial(result, prov).dump() + "\n");
   if (!result.partial.complete()) return;
   json summary = sweep::summary_json(result);
   summary["provenance"] = prov;
@@ -210,18 +194,28 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // Reads the study and the arguments (nothing is written). per_sample_prefix and progress are the
 // caller's: they differ between a process and a rank.
 SweepSetup prepare_sweep(const SweepArgs& a) {
+  // The flags first, by the one rule (io/overrides.hpp); the study's own values by the same ranges.
+  const auto flag = [](const char* name, const std::string& text, std::uint64_t low, std::uint64_t high) {
+    return text.empty() ? json() : json(io::parse_count(name, text, low, high));
+  };
+  const json samples = flag("--samples", a.samples, 1, io::kMaxStudyInteger);
+  const json seed = flag("--seed", a.seed, 0, io::kMaxStudyInteger);
+  const json threads = flag("--threads", a.threads, 0, static_cast<std::uint64_t>(max_threads()));
+  const std::uint64_t budget = a.memory_budget.empty() ? 0 : io::parse_bytes("--memory-budget", a.memory_budget);
+  const io::ShardSpec shard = a.shard.empty() ? io::ShardSpec{} : io::parse_shard("--shard", a.shard);
   json request = io::read_json_file(a.study);
-  if (a.samples > 0) request["samples"] = a.samples;
-  if (a.seed >= 0) request["seed"] = a.seed;
+  if (!samples.is_null()) request["samples"] = samples;
+  if (!seed.is_null()) request["seed"] = seed;
   const io::ModelChoice choice = io::parse_model_choice(request);
   SweepSetup s(std::move(request), configure_builtin_model(choice.name, choice.config));
   s.study = sweep::parse_study(s.request, s.model.info());
-  if (a.threads >= 0) s.study.options.threads = a.threads;
+  if (!threads.is_null()) s.study.options.threads = threads.get<int>();
   if (!a.backend.empty()) s.run.backend = parse_backend(a.backend);
   s.used = resolve_backend(s.run.backend);
   s.run.backend = s.used;
-  if (!a.memory_budget.empty()) s.run.memory_budget = parse_bytes(a.memory_budget);
-  if (!a.shard.empty()) parse_shard(a.shard, s.run);
+  s.run.memory_budget = budget;
+  s.run.shard = shard.index;
+  s.run.n_shards = shard.count;
   if (a.optimize && (s.run.n_shards > 1 || a.per_sample || a.keep_partial || !a.resume.empty()))
     throw InvalidInput("optimize", -1,
                        "runs many whole sweeps: --shard, --per-sample, --keep-partial and --resume do not apply");
@@ -231,7 +225,16 @@ SweepSetup prepare_sweep(const SweepArgs& a) {
 
 void run_sweep(const SweepArgs& a) {
   SweepSetup s = prepare_sweep(a);
-  create_output_folder(a.out);
+  // --resume DIR: the partial an earlier run of this shard kept there; its wall time counts on.
+  std::optional<sweep::StudyResult> resumed;
+  double resumed_seconds = 0.0;
+  if (!a.resume.empty()) {
+    sweep::PartialFile kept = sweep::read_partial_file((fs::path(a.resume) / "partial.json").string());
+    resumed = std::move(kept.result);
+    resumed_seconds = kept.provenance.value("wall_seconds", 0.0);
+    s.run.resume = &*resumed;
+  }
+  const OutputFolder folder(a.out);
   if (a.per_sample)
     s.run.per_sample_prefix =
         (fs::path(a.out) / (s.run.n_shards > 1 ? "samples_shard" + std::to_string(s.run.shard) : "samples")).string();
@@ -241,15 +244,6 @@ void run_sweep(const SweepArgs& a) {
     announce_optimization(s);
     const sweep::RobustDesignResult result = sweep::optimize_design(s.model, s.study, s.settings, s.run, print_iterate(s));
     return report_optimization(s, result, seconds_since(start), a.out, 0);
-  }
-  // --resume DIR: the partial an earlier run of this shard kept there; its wall time counts on.
-  std::optional<sweep::StudyResult> resumed;
-  double resumed_seconds = 0.0;
-  if (!a.resume.empty()) {
-    const json kept = io::read_json_file((fs::path(a.resume) / "partial.json").string());
-    resumed = sweep::result_from_json(kept);
-    resumed_seconds = kept.value("provenance", json::object()).value("wall_seconds", 0.0);
-    s.run.resume = &*resumed;
   }
   auto run_provenance = [&](const sweep::StudyResult& r) {
     json p = provenance(r.header, s.run, s.used, resumed_seconds + seconds_since(start));
@@ -264,8 +258,8 @@ void run_sweep(const SweepArgs& a) {
                             std::to_string(std::min(kept.partial.blocks.end * layout.block_size, layout.n_samples)) +
                             ") of " + std::to_string(layout.n_samples) + " kept in " +
                             (fs::path(a.out) / "partial.json").string() + "; go on with: saltation sweep " + a.study +
-                            (a.samples > 0 ? " --samples " + std::to_string(a.samples) : "") +
-                            (a.seed >= 0 ? " --seed " + std::to_string(a.seed) : "") +
+                            (a.samples.empty() ? "" : " --samples " + a.samples) +
+                            (a.seed.empty() ? "" : " --seed " + a.seed) +
                             (a.shard.empty() ? "" : " --shard " + a.shard) + " --resume " + a.out;
     };
   const sweep::StudyResult result = sweep::run_study(s.model, s.study, s.run);
@@ -295,6 +289,7 @@ void run_sweep_on_ranks(const SweepArgs& a) {
   sweep::mpi::Session session(nullptr, nullptr);
   const bool root = session.rank() == 0;
   const int ranks = session.size();
+  std::optional<OutputFolder> folder;  // rank 0's; the others write into it after it exists
   try {
     std::optional<SweepSetup> setup;
     sweep::mpi::agree(session, [&] {
@@ -304,7 +299,7 @@ void run_sweep_on_ranks(const SweepArgs& a) {
       setup = prepare_sweep(a);
       SweepSetup& s = *setup;
       if (s.used == Backend::Cuda) sweep::mpi::select_device(session);
-      create_output_folder(a.out);
+      if (root) folder.emplace(a.out);
       if (a.per_sample) s.run.per_sample_prefix = (fs::path(a.out) / "samples").string();
       if (a.progress && root) s.run.progress = progress_line("sweep", "samples (rank 0)");
     });
@@ -330,27 +325,102 @@ void run_sweep_on_ranks(const SweepArgs& a) {
       for (const sweep::mpi::RankFailure& f : failed.failures())
         std::cerr << "saltation: " << sweep::mpi::describe(f) << "\n";
     std::cout.flush();
+    folder.reset();  // std::exit unwinds nothing
     session.finalize();
     std::exit(exit_code(failed.first()));
   }
 }
 #endif
 
-void run_merge(const std::vector<std::string>& dirs, const std::string& out) {
-  std::vector<sweep::StudyResult> shards;
-  json first_provenance;
-  double seconds = 0.0;
-  for (const std::string& dir : dirs) {
-    const json j = io::read_json_file((fs::path(dir) / "partial.json").string());
-    shards.push_back(sweep::result_from_json(j));
-    if (j.contains("provenance")) {
-      if (first_provenance.is_null()) first_provenance = j.at("provenance");
-      seconds += j.at("provenance").value("wall_seconds", 0.0);
+bool same_folder(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (fs::equivalent(a, b, error)) return true;
+  return fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error) && !error;
+}
+
+// The block ranges [first, end) of the study's n_blocks that `files` (sorted by first block) leave
+// out; InvalidInput naming both files when two overlap.
+std::vector<sweep::BlockRange> missing_blocks(const std::vector<sweep::PartialFile>& files) {
+  std::vector<sweep::BlockRange> gaps;
+  std::uint64_t cursor = 0;
+  const sweep::PartialFile* previous = nullptr;
+  for (const sweep::PartialFile& f : files) {
+    const sweep::BlockRange& b = f.result.partial.blocks;
+    if (b.first < cursor)
+      throw InvalidInput(f.path, -1, "covers blocks [" + std::to_string(b.first) + ", " + std::to_string(b.end) +
+                                         "), which overlap those of " + previous->path + " (up to block " +
+                                         std::to_string(cursor) + "): give each shard once");
+    if (b.first > cursor) gaps.push_back({cursor, b.first});
+    cursor = b.end;
+    previous = &f;
+  }
+  const std::uint64_t n_blocks = files.front().result.partial.layout.n_blocks();
+  if (cursor < n_blocks) gaps.push_back({cursor, n_blocks});
+  return gaps;
+}
+
+// The refusal of an incomplete set: which blocks (and samples) are missing and, when the partials
+// came from --shard i/N runs of one N, the commands that run the missing shards.
+InvalidInput incomplete_cover(const std::vector<sweep::PartialFile>& files, const std::vector<sweep::BlockRange>& gaps) {
+  const sweep::BlockLayout& layout = files.front().result.partial.layout;
+  const json& header = files.front().result.header;
+  std::string what = "the partials do not cover the study's " + std::to_string(layout.n_blocks()) + " blocks: missing";
+  for (const sweep::BlockRange& g : gaps)
+    what += " blocks [" + std::to_string(g.first) + ", " + std::to_string(g.end) + ") (samples [" +
+            std::to_string(g.first * layout.block_size) + ", " +
+            std::to_string(std::min(g.end * layout.block_size, layout.n_samples)) + "))";
+  int n_shards = 0;
+  for (const sweep::PartialFile& f : files) {
+    int n = 0;
+    try {
+      n = io::parse_shard("shard", f.provenance.value("shard", std::string())).count;
+    } catch (const InvalidInput&) {
     }
+    n_shards = (n_shards == 0 || n_shards == n) ? n : -1;
+  }
+  if (n_shards < 1) return InvalidInput("partials", -1, what + "; run the shards that hold them, then merge them all");
+  what += "; run them with:";
+  const std::uint64_t n_blocks = layout.n_blocks();
+  for (int i = 0; i < n_shards; ++i) {
+    const std::uint64_t first = n_blocks * i / n_shards, end = n_blocks * (i + 1) / n_shards;
+    for (const sweep::BlockRange& g : gaps)
+      if (first < g.end && g.first < end) {
+        what += " saltation sweep STUDY.json --samples " + header.value("samples", json()).dump() + " --seed " +
+                header.value("seed", json()).dump() + " --shard " + std::to_string(i) + "/" + std::to_string(n_shards) +
+                " --out SHARD_" + std::to_string(i) + ";";
+        break;
+      }
+  }
+  return InvalidInput("partials", -1, what + " then merge them all");
+}
+
+void run_merge(const std::vector<std::string>& dirs, const std::string& out) {
+  // The merged partial.json would replace a shard's own.
+  for (const std::string& dir : dirs)
+    if (same_folder(dir, out))
+      throw InvalidInput("--out", -1, "\"" + out + "\" is one of the folders being merged (" + dir +
+                                          "): merge into another folder");
+  std::vector<sweep::PartialFile> files;
+  for (const std::string& dir : dirs) files.push_back(sweep::read_partial_file((fs::path(dir) / "partial.json").string()));
+  for (const sweep::PartialFile& f : files)
+    if (f.header_hash != files.front().header_hash)
+      throw InvalidInput(f.path, -1, "belongs to another study than " + files.front().path + " (header_hash " +
+                                         f.header_hash + ", not " + files.front().header_hash + ")");
+  std::stable_sort(files.begin(), files.end(), [](const sweep::PartialFile& x, const sweep::PartialFile& y) {
+    return x.result.partial.blocks.first < y.result.partial.blocks.first;
+  });
+  const std::vector<sweep::BlockRange> gaps = missing_blocks(files);
+  if (!gaps.empty()) throw incomplete_cover(files, gaps);
+  std::vector<sweep::StudyResult> shards;
+  double seconds = 0.0;
+  for (const sweep::PartialFile& f : files) {
+    shards.push_back(f.result);
+    seconds += f.provenance.value("wall_seconds", 0.0);
   }
   const sweep::StudyResult whole = sweep::merge_results(shards);
-  create_output_folder(out);
-  json prov = first_provenance.is_null() ? json::object() : first_provenance;
+  const OutputFolder folder(out);
+  json prov = files.front().provenance;
+  prov["backend"] = prov.value("backend", std::string("unknown"));  // a string: parse_partial checked
   prov["shard"] = "merged from " + std::to_string(dirs.size());
   prov["wall_seconds"] = seconds;  // the shards' wall times added up
   write_outputs(whole, out, prov, true);
@@ -367,7 +437,7 @@ void add_sweep_commands(CLI::App& app) {
   cmd->add_option("--backend", a->backend, "cpu | cuda | auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--samples", a->samples, "Override the study's sample count");
   cmd->add_option("--seed", a->seed, "Override the study's seed");
-  cmd->add_option("--threads", a->threads, "CPU threads (0: OpenMP's default)");
+  cmd->add_option("--threads", a->threads, "CPU threads (0: OpenMP's default; at most 4x the hardware threads)");
   cmd->add_option("--memory-budget", a->memory_budget,
                   "Bytes for one chunk of trajectories (e.g. 512M, 2G; default 1G on the CPU, a quarter of the GPU's)");
   cmd->add_option("--shard", a->shard, "Run the i-th of N disjoint slices of the samples (i/N); combine with merge");

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "saltation/backend.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
 #include "saltation/io/files.hpp"
@@ -113,7 +114,12 @@ void read_box(const io::JsonObject& top, const std::string& key, double lo[2], d
   const std::vector<double> l = box.numbers("lo"), h = box.numbers("hi");
   if (l.size() != 2 || h.size() != 2) throw InvalidInput(top.path(key), -1, "needs \"lo\": [x, y] and \"hi\": [x, y]");
   box.reject_unknown();
-  for (int a = 0; a < 2; ++a) lo[a] = l[a], hi[a] = h[a];
+  for (int a = 0; a < 2; ++a) {
+    if (!(l[a] < h[a]))  // NaN too
+      throw InvalidInput(box.path("hi") + "[" + std::to_string(a) + "]", -1,
+                         std::to_string(h[a]) + " must exceed " + key + ".lo[" + std::to_string(a) + "] = " + std::to_string(l[a]));
+    lo[a] = l[a], hi[a] = h[a];
+  }
 }
 
 TangentParam read_tangent(const json& t, const std::string& name) {
@@ -211,6 +217,12 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
   // them missing or short is refused here, not after allocating n_systems x n_disks disks
   // (libFuzzer: n_disks = 222222222 and no positions ran out of memory).
   shared_disk_vectors(top.raw("positions"), top.path("positions"), n_systems, n_disks);
+  // One listed disk may be broadcast to every system: the batch (radius, mass, x0, v0, material) is
+  // estimated before it is allocated, as solve's results are.
+  check_host_memory(static_cast<std::uint64_t>(n_systems),
+                    static_cast<std::uint64_t>(n_disks) * (6 * sizeof(double) + sizeof(int)),
+                    "the disks of the request (radius, mass, positions, velocities, material)",
+                    "ask for fewer systems (n_systems) or disks at a time");
   DiskBatch& b = r.batch;
   b = DiskBatch::make(n_systems, n_disks);
   per_disk(top, "radius", n_systems, n_disks, b.radius, true);
@@ -225,6 +237,17 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
   if (overrides.n_frames) o.n_frames = *overrides.n_frames;
   if (overrides.stride) o.stride = *overrides.stride;
   if (overrides.backend) r.backend = *overrides.backend;
+  if (r.mode == DisksMode::Rollout) {
+    // A rollout's frames are its big arrays: estimated before anything allocates them, as solve's
+    // results are (n_frames 2e9 ran out of memory instead).
+    const double arrays = (o.save_positions ? 1 : 0) + (o.save_velocities ? 1 : 0) +
+                          (o.save_tangents ? 2.0 * static_cast<double>(o.tangents.size()) : 0);
+    const double system_bytes = arrays * std::max(o.n_frames, 0) * 2.0 * n_disks * sizeof(double);
+    check_host_memory(static_cast<std::uint64_t>(n_systems),
+                      system_bytes < 1.8e19 ? static_cast<std::uint64_t>(system_bytes) : UINT64_MAX,
+                      "the frames of the disk rollout (positions, velocities and tangents after each frame)",
+                      "ask for fewer frames (n_frames, a larger stride) or fewer systems at a time");
+  }
 
   if (top.has("observed")) {
     const json& ob = top.raw("observed");  // [n_systems][n_frames][n_disks][2]

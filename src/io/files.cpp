@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -71,9 +72,17 @@ nlohmann::json read_json_file(const std::string& path) {
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
+    // A folder opens like a file and fails only when read, with an exception of the stream's.
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error))
+      throw IoError(path, "is a folder, not a file: give the JSON file's path");
     std::ifstream f(path, std::ios::binary);
     if (!f) throw IoError(path, std::string("cannot open for reading: ") + std::strerror(errno));
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    try {
+      text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure& e) {
+      throw IoError(path, std::string("read failed: ") + e.what());
+    }
     if (f.bad()) throw IoError(path, "read failed");
   }
   return parse_json(text);

@@ -19,7 +19,7 @@ namespace {
 
 // Entries of row i of column c that are meaningful: all, or `count` along the first inner axis.
 long used_size(const ArrayTable& t, const Column& c, std::size_t i) {
-  if (c.count.empty()) return c.inner_size();
+  if (c.count.empty() || c.inner[0] == 0) return c.inner_size();  // inner[0] 0: event_capacity 0, no slots
   const Column& count = *t.find(c.count);
   long n = count.i32(t.rows(), i, 0);
   if (n < 0) n = 0;
@@ -36,6 +36,7 @@ json value_at(const ArrayTable& t, const Column& c, std::size_t i, long r) {
 json nested(const ArrayTable& t, const Column& c, std::size_t i, std::size_t axis, long first, long stride, long used) {
   json a = json::array();
   const long extent = c.inner[axis];
+  if (extent == 0) return a;  // no slots (event_capacity 0)
   const long sub = stride / extent;
   for (long k = 0; k < extent; ++k) {
     const long at = first + k * sub;

@@ -229,7 +229,12 @@ def test_the_gil_is_released_while_solving():
     (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], dt=-1.0), "options.dt", -1),
     (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], dtt=1e-3), "options.dtt", -1),
     (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], event_capacity="many"), "options.event_capacity", -1),
-    (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], t_final=float("inf")), "options", -1),
+    (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], t_final=float("inf")), "options.t_final", -1),
+    (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], dt=float("nan")), "options.dt", -1),
+    (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], t_final=0.0), "options.t_final", -1),
+    (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], threads=10**6), "options.threads", -1),
+    (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5 + 0.1j]]), "theta", -1),
+    (lambda: saltation.solve("bouncing_ball", np.array([[1.0, 0.0, 0.5]], dtype=complex)), "theta", -1),
     (lambda: saltation.solve("bouncing_ball", [[1.0, 0.0, 0.5]], backend="gpu"), "backend", -1),
 ])
 def test_bad_input_raises_invalid_input_naming_parameter_and_row(call, parameter, row):

@@ -6,6 +6,7 @@ import os
 import pathlib
 import subprocess
 
+import numpy as np
 import pytest
 
 import saltation
@@ -90,3 +91,30 @@ def test_bad_studies_name_the_key(change, parameter):
     with pytest.raises(saltation.InvalidInput) as caught:
         saltation.sweep(study)
     assert caught.value.parameter.startswith(parameter)
+
+
+@pytest.mark.parametrize("overrides, parameter", [
+    (dict(samples=0), "samples"),
+    (dict(samples=-5), "samples"),
+    (dict(samples=10**19), "samples"),
+    (dict(samples=100.0), "samples"),
+    (dict(samples=True), "samples"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=2**64 - 1), "seed"),
+    (dict(seed="7"), "seed"),
+    (dict(memory_budget=0), "memory_budget"),
+    (dict(memory_budget=0.5), "memory_budget"),
+    (dict(memory_budget=float("inf")), "memory_budget"),
+    (dict(memory_budget="1e30"), "memory_budget"),
+])
+def test_bad_overrides_are_refused_naming_them(overrides, parameter):
+    """Never replaced by the study's own value, clamped or truncated (issue 40)."""
+    with pytest.raises(saltation.InvalidInput) as caught:
+        saltation.sweep(ball_study(), **overrides)
+    assert caught.value.parameter == parameter, str(caught.value)
+    assert parameter in str(caught.value)
+
+
+def test_overrides_in_range_run_as_given():
+    summary = saltation.sweep(ball_study(), samples=np.int64(2000), seed=0, memory_budget="64K")
+    assert summary["samples"] == 2000 and summary["seed"] == 0
