@@ -83,12 +83,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help and --version end here too
     std::cerr << "saltation: invalid input: arguments: " << e.what() << "\nRun with --help for more information.\n";
-    return kExitInvalidInput;
+    return ExitInvalidInput;
   } catch (const saltation::InvalidInput& e) {
     std::cerr << "saltation: " << e.what() << "\n";  // what() starts with "invalid input: "
-    return kExitInvalidInput;
+    return ExitInvalidInput;
   } catch (const saltation::IoError& e) {
-    return fail("I/O error", e, kExitIo);
+    return fail("I/O error", e, ExitIo);
   } catch (const saltation::Interrupted& e) {
     const std::string& kept = kept_partial_note();
     std::cerr << "saltation: interrupted: signal " << e.signal() << ": the run stopped before it finished; "
@@ -97,11 +97,11 @@ int main(int argc, char** argv) {
   } catch (const saltation::CudaError& e) {
     const std::string& kept = kept_partial_note();
     std::cerr << "saltation: CUDA error: " << e.what() << (kept.empty() ? "" : "; " + kept) << "\n";
-    return kExitCuda;
+    return ExitCuda;
   } catch (const std::bad_alloc& e) {
-    return fail("out of memory", e, kExitInternal);
+    return fail("out of memory", e, ExitInternal);
   } catch (const std::exception& e) {
-    return fail("internal error", e, kExitInternal);
+    return fail("internal error", e, ExitInternal);
   }
-  return kExitOk;
+  return ExitOk;
 }

@@ -272,13 +272,13 @@ void run_sweep(const SweepArgs& a) {
 #ifdef SALTATION_HAVE_MPI
 int exit_code(const sweep::mpi::RankFailure& f) {
   switch (f.kind) {
-    case sweep::mpi::FailureKind::InvalidInput: return kExitInvalidInput;
-    case sweep::mpi::FailureKind::Io: return kExitIo;
-    case sweep::mpi::FailureKind::Cuda: return kExitCuda;
+    case sweep::mpi::FailureKind::InvalidInput: return ExitInvalidInput;
+    case sweep::mpi::FailureKind::Io: return ExitIo;
+    case sweep::mpi::FailureKind::Cuda: return ExitCuda;
     case sweep::mpi::FailureKind::Interrupted: return 128 + f.signal;
-    case sweep::mpi::FailureKind::Internal: return kExitInternal;
+    case sweep::mpi::FailureKind::Internal: return ExitInternal;
   }
-  return kExitInternal;
+  return ExitInternal;
 }
 
 // --mpi: this process is one rank of an MPI job (docs/scale-out.md). Every rank reads the study;
