@@ -169,7 +169,8 @@ void BM_batch(benchmark::State& state) {
   const saltation::Batch batch = saltation_bench::terrain_batch(n, 3);
   const saltation::Options o = saltation_bench::seed_options(state.range(1) != 0, 2);
   run_saltation(state, saltation::TerrainBall<3>{}, batch, o);
-  state.counters["traj_per_s"] = benchmark::Counter(static_cast<double>(n) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["traj_per_s"] =
+      benchmark::Counter(static_cast<double>(n) * state.iterations(), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_batch)
     ->Name("batch/K:3/threads:2")
@@ -188,8 +189,13 @@ void BM_bumps(benchmark::State& state) {
   const saltation::Options o = saltation_bench::seed_options(state.range(0) != 0, 1);
   run_saltation(state, saltation::TerrainBall<K>{}, batch, o);
 }
-#define SALTATION_BENCH_BUMPS(K)                                                                    \
-  BENCHMARK_TEMPLATE(BM_bumps, K)->Name("bumps/K:" #K)->ArgName("sens")->Arg(0)->Arg(1)->MinTime(0.2) \
+#define SALTATION_BENCH_BUMPS(K)  \
+  BENCHMARK_TEMPLATE(BM_bumps, K) \
+      ->Name("bumps/K:" #K)       \
+      ->ArgName("sens")           \
+      ->Arg(0)                    \
+      ->Arg(1)                    \
+      ->MinTime(0.2)              \
       ->Unit(benchmark::kMillisecond);
 SALTATION_BENCH_BUMPS(0)
 SALTATION_BENCH_BUMPS(1)

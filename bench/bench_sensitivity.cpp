@@ -71,8 +71,10 @@ void register_k() {
   Case c;
   c.K = K;
   c.P = Model::P;
-  const saltation::Result rf = saltation::solve(model, batch, saltation_bench::seed_options(false, 1), saltation::Backend::Cpu);
-  const saltation::Result rs = saltation::solve(model, batch, saltation_bench::seed_options(true, 1), saltation::Backend::Cpu);
+  const saltation::Result rf =
+      saltation::solve(model, batch, saltation_bench::seed_options(false, 1), saltation::Backend::Cpu);
+  const saltation::Result rs =
+      saltation::solve(model, batch, saltation_bench::seed_options(true, 1), saltation::Backend::Cpu);
   c.stats = saltation_bench::batch_stats(rf, 1e-3);
   for (std::size_t i = 0; i < batch.n; ++i)
     if (rf.n_events[i] != rs.n_events[i] || rf.status[i] != rs.status[i]) c.same_events = false;
@@ -119,19 +121,20 @@ void register_k() {
   for (const bool sens : {false, true}) {
     const std::string name = std::string("sensitivity/K:") + std::to_string(K) + "/P:" + std::to_string(Model::P) +
                              (sens ? "/sens" : "/forward");
-    benchmark::RegisterBenchmark(name.c_str(), [sens, model](benchmark::State& state) {
-      const saltation::Options o = saltation_bench::seed_options(sens, 1);
-      for (auto _ : state) {
-        saltation::Result r = saltation::solve(model, batch, o, saltation::Backend::Cpu);
-        benchmark::DoNotOptimize(r.qf.data());
-        benchmark::ClobberMemory();
-      }
-      const double n = static_cast<double>(batch.n);
-      state.counters["traj"] = n;
-      // Seconds per trajectory (shown with an SI prefix, e.g. 512u = 512 microseconds).
-      state.counters["s_per_traj"] =
-          benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
-    })
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [sens, model](benchmark::State& state) {
+                                   const saltation::Options o = saltation_bench::seed_options(sens, 1);
+                                   for (auto _ : state) {
+                                     saltation::Result r = saltation::solve(model, batch, o, saltation::Backend::Cpu);
+                                     benchmark::DoNotOptimize(r.qf.data());
+                                     benchmark::ClobberMemory();
+                                   }
+                                   const double n = static_cast<double>(batch.n);
+                                   state.counters["traj"] = n;
+                                   // Seconds per trajectory (shown with an SI prefix, e.g. 512u = 512 microseconds).
+                                   state.counters["s_per_traj"] = benchmark::Counter(
+                                       n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+                                 })
         ->Unit(benchmark::kMillisecond)
         ->Repetitions(3)
         ->MinTime(K >= 192 ? 0.1 : 0.3);
@@ -229,7 +232,7 @@ int main(int argc, char** argv) {
     int K, P;
     double fwd_us, sens_us, ratio, ratio_lo, ratio_hi;  // paired (medians; ratio range over rounds)
     int rounds;
-    double gb_fwd_us, gb_sens_us, gb_ratio;             // Google Benchmark cases (min CPU time), 0 if not run
+    double gb_fwd_us, gb_sens_us, gb_ratio;  // Google Benchmark cases (min CPU time), 0 if not run
     const Case* c;
   };
   std::vector<Row> rows;
@@ -268,19 +271,21 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  std::printf("\nSensitivity cost, CPU backend, 1 thread, %zu trajectories, dt = 1e-3, t_final = 3, probes = 3, v_stop = %g\n",
-              g_n, saltation_bench::seed_options(false, 1).v_stop);
+  std::printf(
+      "\nSensitivity cost, CPU backend, 1 thread, %zu trajectories, dt = 1e-3, t_final = 3, probes = 3, v_stop = %g\n",
+      g_n, saltation_bench::seed_options(false, 1).v_stop);
   std::printf("paired rounds (each trajectory solved forward and with sensitivities back to back), thread CPU\n");
   std::printf("time per trajectory, medians over rounds; ratio = median of sum(S)/sum(F) [min..max over rounds];\n");
   std::printf("gb ratio = the Google Benchmark cases above (64-trajectory solves), minimum CPU time each\n\n");
-  std::printf("%5s %5s %12s %12s %8s %17s %7s %9s %15s %s\n", "K", "P", "forward[us]", "sens[us]", "ratio", "[min..max]",
-              "rounds", "gb ratio", "events/traj", "statuses fin/cap/settled/nonfinite/zeno");
+  std::printf("%5s %5s %12s %12s %8s %17s %7s %9s %15s %s\n", "K", "P", "forward[us]", "sens[us]", "ratio",
+              "[min..max]", "rounds", "gb ratio", "events/traj", "statuses fin/cap/settled/nonfinite/zeno");
   for (const Row& r : rows) {
     const auto& st = r.c->stats;
     std::printf("%5d %5d %12.1f %12.1f %7.3fx  [%5.3f..%5.3f] %7d %8.3fx %5.2f [%d..%d]  %d/%d/%d/%d/%d%s\n", r.K, r.P,
-                r.fwd_us, r.sens_us, r.ratio, r.ratio_lo, r.ratio_hi, r.rounds, r.gb_ratio, st.events_mean, st.events_min,
-                st.events_max, st.status_count[0], st.status_count[1], st.status_count[2], st.status_count[3],
-                st.status_count[5], r.c->same_events ? "" : "  (WARNING: sens run saw different events)");
+                r.fwd_us, r.sens_us, r.ratio, r.ratio_lo, r.ratio_hi, r.rounds, r.gb_ratio, st.events_mean,
+                st.events_min, st.events_max, st.status_count[0], st.status_count[1], st.status_count[2],
+                st.status_count[3], st.status_count[5],
+                r.c->same_events ? "" : "  (WARNING: sens run saw different events)");
   }
   std::vector<double> xp, ys, yd, yf;
   for (const Row& r : rows) {
@@ -306,9 +311,11 @@ int main(int argc, char** argv) {
 
   if (!json_path.empty()) {
     std::ofstream js(json_path);
-    js << "{\n  \"trajectories\": " << g_n << ", \"threads\": 1, \"dt\": 1e-3, \"t_final\": 3, \"probes\": 3, \"v_stop\": "
+    js << "{\n  \"trajectories\": " << g_n
+       << ", \"threads\": 1, \"dt\": 1e-3, \"t_final\": 3, \"probes\": 3, \"v_stop\": "
        << saltation_bench::seed_options(false, 1).v_stop << ",\n"
-       << "  \"time\": \"thread CPU time per trajectory; medians over paired rounds (each trajectory forward and sens back to back)\",\n";
+       << "  \"time\": \"thread CPU time per trajectory; medians over paired rounds (each trajectory forward and sens "
+          "back to back)\",\n";
     js << "  \"rows\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
@@ -321,20 +328,22 @@ int main(int argc, char** argv) {
          << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     js << "  ],\n";
-    js << "  \"fit_sens_vs_P\": {\"slope_us_per_param_per_traj\": " << fs.slope << ", \"intercept_us\": " << fs.intercept
-       << ", \"r2\": " << fs.r2 << "},\n";
-    js << "  \"fit_forward_vs_P\": {\"slope_us_per_param_per_traj\": " << ff.slope << ", \"intercept_us\": " << ff.intercept
-       << ", \"r2\": " << ff.r2 << "},\n";
+    js << "  \"fit_sens_vs_P\": {\"slope_us_per_param_per_traj\": " << fs.slope
+       << ", \"intercept_us\": " << fs.intercept << ", \"r2\": " << fs.r2 << "},\n";
+    js << "  \"fit_forward_vs_P\": {\"slope_us_per_param_per_traj\": " << ff.slope
+       << ", \"intercept_us\": " << ff.intercept << ", \"r2\": " << ff.r2 << "},\n";
     js << "  \"fit_overhead_vs_P\": {\"slope_us_per_param_per_traj\": " << fd.slope
        << ", \"intercept_us\": " << fd.intercept << ", \"r2\": " << fd.r2 << "}\n}\n";
     std::printf("summary written to %s\n", json_path.c_str());
   }
   if (const char* csv = std::getenv("SALTATION_BENCH_CSV")) {
     std::ofstream cs(csv);
-    cs << "K,P,trajectories,forward_us_per_traj,sens_us_per_traj,ratio,ratio_min,ratio_max,rounds,gb_ratio,events_per_traj\n";
+    cs << "K,P,trajectories,forward_us_per_traj,sens_us_per_traj,ratio,ratio_min,ratio_max,rounds,gb_ratio,events_per_"
+          "traj\n";
     for (const Row& r : rows)
-      cs << r.K << "," << r.P << "," << g_n << "," << r.fwd_us << "," << r.sens_us << "," << r.ratio << "," << r.ratio_lo
-         << "," << r.ratio_hi << "," << r.rounds << "," << r.gb_ratio << "," << r.c->stats.events_mean << "\n";
+      cs << r.K << "," << r.P << "," << g_n << "," << r.fwd_us << "," << r.sens_us << "," << r.ratio << ","
+         << r.ratio_lo << "," << r.ratio_hi << "," << r.rounds << "," << r.gb_ratio << "," << r.c->stats.events_mean
+         << "\n";
     cs << "# fit sens vs P: slope_us_per_param_per_traj=" << fs.slope << " intercept_us=" << fs.intercept
        << " r2=" << fs.r2 << "\n";
     std::printf("summary CSV written to %s\n", csv);

@@ -2,9 +2,9 @@
 // backend on the same terrain-ball batches, forward and with sensitivities, and the speed-up.
 // Without a device only the CPU rows are measured. Output: a table on stdout and, with
 // --json FILE, the same numbers as JSON.
+#include <omp.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <omp.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "saltation/models/terrain_ball.hpp"
-#include "terrain_batch.hpp"
 #include "saltation/solve.hpp"
+#include "terrain_batch.hpp"
 
 using namespace saltation;
 
@@ -43,8 +43,13 @@ void measure(nlohmann::json& rows, std::size_t cpu_n, std::size_t gpu_n, bool gp
     const Batch bc = saltation_bench::terrain_batch(cpu_n, K);
     const double tc = time_solve(m, bc, o, Backend::Cpu, reps);
     const double cpu_rate = cpu_n * steps / tc;
-    nlohmann::json row = {{"K", K}, {"P", TerrainBall<K>::P}, {"sensitivities", sens}, {"cpu_n", cpu_n},
-                          {"cpu_threads", omp_get_max_threads()}, {"cpu_seconds", tc}, {"cpu_traj_steps_per_s", cpu_rate}};
+    nlohmann::json row = {{"K", K},
+                          {"P", TerrainBall<K>::P},
+                          {"sensitivities", sens},
+                          {"cpu_n", cpu_n},
+                          {"cpu_threads", omp_get_max_threads()},
+                          {"cpu_seconds", tc},
+                          {"cpu_traj_steps_per_s", cpu_rate}};
     std::printf("K=%3d P=%3d %-5s  CPU n=%7zu %8.3f s %10.3e traj-steps/s", K, TerrainBall<K>::P, sens ? "sens" : "fwd",
                 cpu_n, tc, cpu_rate);
     if (gpu) {
@@ -55,7 +60,8 @@ void measure(nlohmann::json& rows, std::size_t cpu_n, std::size_t gpu_n, bool gp
       row["gpu_seconds"] = tg;
       row["gpu_traj_steps_per_s"] = gpu_rate;
       row["speedup"] = gpu_rate / cpu_rate;
-      std::printf("  GPU n=%8zu %8.3f s %10.3e traj-steps/s  speed-up %7.1fx", gpu_n, tg, gpu_rate, gpu_rate / cpu_rate);
+      std::printf("  GPU n=%8zu %8.3f s %10.3e traj-steps/s  speed-up %7.1fx", gpu_n, tg, gpu_rate,
+                  gpu_rate / cpu_rate);
     }
     std::printf("\n");
     std::fflush(stdout);

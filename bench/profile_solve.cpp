@@ -90,12 +90,13 @@ int run(bool sens, std::size_t n, int reps, double dt, bool final_only) {
     else timed_trajectory<false, FullRecord>(model, on, row.data(), res.view(), i, split);
   }
   const double per_step_ns = split.step_s / split.steps * 1e9, per_event_ns = split.event_s / split.events * 1e9;
-  std::printf("  per trajectory: %.1f us, %.0f steps (t_end / dt), %.2f events\n", per_traj_us, steps / (reps * double(n)),
-              double(events) / (reps * double(n)));
-  std::printf("  split: plain step %.1f ns (%lld steps), event path %.0f ns = %.1f plain steps (%lld events), "
-              "events %.0f %% of the time\n",
-              per_step_ns, split.steps, per_event_ns, per_event_ns / per_step_ns, split.events,
-              100.0 * split.event_s / (split.event_s + split.step_s));
+  std::printf("  per trajectory: %.1f us, %.0f steps (t_end / dt), %.2f events\n", per_traj_us,
+              steps / (reps * double(n)), double(events) / (reps * double(n)));
+  std::printf(
+      "  split: plain step %.1f ns (%lld steps), event path %.0f ns = %.1f plain steps (%lld events), "
+      "events %.0f %% of the time\n",
+      per_step_ns, split.steps, per_event_ns, per_event_ns / per_step_ns, split.events,
+      100.0 * split.event_s / (split.event_s + split.step_s));
   return 0;
 }
 

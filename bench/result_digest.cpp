@@ -27,17 +27,28 @@ void mix(std::uint64_t& h, const std::vector<T>& v) {
 
 void print(const char* model, int P, std::size_t n, bool sens, const saltation::Result& r) {
   std::uint64_t h = 1469598103934665603ull;
-  mix(h, r.status); mix(h, r.t_end); mix(h, r.qf); mix(h, r.n_events); mix(h, r.ev_t); mix(h, r.ev_guard);
-  mix(h, r.ev_flags); mix(h, r.ev_q); mix(h, r.ev_q_plus); mix(h, r.dqf); mix(h, r.ev_dt); mix(h, r.ev_dq);
-  std::printf("%s P=%d n=%zu sensitivities=%d digest=%016llx\n", model, P, n, int(sens), static_cast<unsigned long long>(h));
+  mix(h, r.status);
+  mix(h, r.t_end);
+  mix(h, r.qf);
+  mix(h, r.n_events);
+  mix(h, r.ev_t);
+  mix(h, r.ev_guard);
+  mix(h, r.ev_flags);
+  mix(h, r.ev_q);
+  mix(h, r.ev_q_plus);
+  mix(h, r.dqf);
+  mix(h, r.ev_dt);
+  mix(h, r.ev_dq);
+  std::printf("%s P=%d n=%zu sensitivities=%d digest=%016llx\n", model, P, n, int(sens),
+              static_cast<unsigned long long>(h));
 }
 
 template <int K>
 void digest_terrain(std::size_t n) {
   const saltation::Batch batch = saltation_bench::terrain_batch(n, K);
   for (bool sens : {false, true}) {
-    const saltation::Result r =
-        saltation::solve(saltation::TerrainBall<K>{}, batch, saltation_bench::seed_options(sens, 2), saltation::Backend::Cpu);
+    const saltation::Result r = saltation::solve(saltation::TerrainBall<K>{}, batch,
+                                                 saltation_bench::seed_options(sens, 2), saltation::Backend::Cpu);
     char name[32];
     std::snprintf(name, sizeof name, "K=%d", K);
     print(name, 5 + 3 * K, n, sens, r);

@@ -53,15 +53,15 @@ void compare(const char* what, const saltation::TerrainBall<K>& model, std::size
   bool ran = true;
   const double t_lanes = best_seconds(reps, [&] {
     ran = saltation::cpu::solve_lanes<saltation::core::FullRecord>(model, batch.theta.data(), n, o, lanes.view(),
-                                                                  nullptr);
+                                                                   nullptr);
   });
   const double steps = saltation_bench::batch_stats(scalar, o.dt).steps_total;
   const saltation_bench::BatchStats stats = saltation_bench::batch_stats(scalar, o.dt);
-  std::printf("%-12s K=%-3d n=%zu steps/traj=%.0f events/traj=%.2f | scalar %8.3f us/traj %7.2f ns/step | "
-              "lanes %8.3f us/traj %7.2f ns/step | speed-up %.2fx | bitwise %s\n",
-              what, K, n, steps / n, stats.events_mean, t_scalar / n * 1e6, t_scalar / steps * 1e9,
-              t_lanes / n * 1e6, t_lanes / steps * 1e9, t_scalar / t_lanes,
-              ran ? (same_bits(scalar, lanes) ? "yes" : "NO") : "(lanes not run)");
+  std::printf(
+      "%-12s K=%-3d n=%zu steps/traj=%.0f events/traj=%.2f | scalar %8.3f us/traj %7.2f ns/step | "
+      "lanes %8.3f us/traj %7.2f ns/step | speed-up %.2fx | bitwise %s\n",
+      what, K, n, steps / n, stats.events_mean, t_scalar / n * 1e6, t_scalar / steps * 1e9, t_lanes / n * 1e6,
+      t_lanes / steps * 1e9, t_scalar / t_lanes, ran ? (same_bits(scalar, lanes) ? "yes" : "NO") : "(lanes not run)");
 }
 
 }  // namespace
@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 256;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const saltation::cpu::LaneTarget target = saltation::cpu::lane_target();
-  std::printf("lanes: %s (%d per vector), one thread, dt = 1e-3, t_final = 3, best of %d\n", target.name,
-              target.width, reps);
+  std::printf("lanes: %s (%d per vector), one thread, dt = 1e-3, t_final = 3, best of %d\n", target.name, target.width,
+              reps);
   saltation::TerrainBall<3> high3;
   high3.y0 = 100.0;
   saltation::TerrainBall<24> high24;

@@ -137,11 +137,12 @@ int memory(const std::string& path, std::uint64_t samples) {
   const double seconds = seconds_since(start);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("memory: %llu samples in %.1f s (%.0f samples/s), complete %d, peak resident VmHWM %.1f MiB, "
-              "ru_maxrss %.1f MiB, default budget %.0f MiB, %llu bytes per trajectory\n",
-              static_cast<unsigned long long>(samples), seconds, samples / seconds, result.partial.complete() ? 1 : 0,
-              vm_hwm_kib() / 1024.0, usage.ru_maxrss / 1024.0, io::default_memory_budget(Backend::Cpu) / 1048576.0,
-              static_cast<unsigned long long>(io::bytes_per_trajectory(c.model.info(), c.options)));
+  std::printf(
+      "memory: %llu samples in %.1f s (%.0f samples/s), complete %d, peak resident VmHWM %.1f MiB, "
+      "ru_maxrss %.1f MiB, default budget %.0f MiB, %llu bytes per trajectory\n",
+      static_cast<unsigned long long>(samples), seconds, samples / seconds, result.partial.complete() ? 1 : 0,
+      vm_hwm_kib() / 1024.0, usage.ru_maxrss / 1024.0, io::default_memory_budget(Backend::Cpu) / 1048576.0,
+      static_cast<unsigned long long>(io::bytes_per_trajectory(c.model.info(), c.options)));
   return 0;
 }
 

@@ -82,13 +82,13 @@ struct Costs {
 
 // Lane-slots in units of S, summed over warps.
 struct Tally {
-  double cycles = 0.0;       // warp cycles
-  double useful = 0.0;       // lane-slots doing a step or a localisation
-  double idle_ended = 0.0;   // lane-slots of lanes that have ended
-  double idle_waiting = 0.0; // pending lanes during step phases
-  double idle_outside = 0.0; // running lanes outside a localisation phase
-  long passes = 0;           // localisation phases
-  long events = 0;           // lanes localised
+  double cycles = 0.0;        // warp cycles
+  double useful = 0.0;        // lane-slots doing a step or a localisation
+  double idle_ended = 0.0;    // lane-slots of lanes that have ended
+  double idle_waiting = 0.0;  // pending lanes during step phases
+  double idle_outside = 0.0;  // running lanes outside a localisation phase
+  long passes = 0;            // localisation phases
+  long events = 0;            // lanes localised
   long warps = 0;
 };
 
@@ -197,15 +197,17 @@ void model(std::size_t n, bool sens) {
   const saltation::Result r = saltation::solve(saltation::TerrainBall<K>{}, batch, o, saltation::Backend::Cpu);
   const std::vector<LaneWork> work = lane_work(r, o);
   // In RK4 sub-steps (assumption 3), then in units of S.
-  const double S = o.probes + 1, L = o.locate_iterations + 1, J = sens ? 5.0 + 2.0 * N * N * P / (40.0 + 25.0 * K) : 3.0;
+  const double S = o.probes + 1, L = o.locate_iterations + 1,
+               J = sens ? 5.0 + 2.0 * N * N * P / (40.0 + 25.0 * K) : 3.0;
   const Costs c{1.0, L / S, J / S};
   long events = 0;
   for (const LaneWork& w : work) events += static_cast<long>(w.steps_to_event.size());
-  std::printf("\nK=%d P=%d sensitivities=%d: n=%zu, %.2f events per trajectory; S=%.0f L=%.0f J=%.1f RK4 sub-steps"
-              " (L+J = %.2f S)\n",
-              K, P, int(sens), n, static_cast<double>(events) / n, S, L, J, c.L + c.J);
-  std::printf("  %-22s %9s %8s %6s %9s %8s %8s %8s %8s\n", "policy", "cycles/S", "passes", "lanes", "lane eff",
-              "ended", "waiting", "outside", "speed-up");
+  std::printf(
+      "\nK=%d P=%d sensitivities=%d: n=%zu, %.2f events per trajectory; S=%.0f L=%.0f J=%.1f RK4 sub-steps"
+      " (L+J = %.2f S)\n",
+      K, P, int(sens), n, static_cast<double>(events) / n, S, L, J, c.L + c.J);
+  std::printf("  %-22s %9s %8s %6s %9s %8s %8s %8s %8s\n", "policy", "cycles/S", "passes", "lanes", "lane eff", "ended",
+              "waiting", "outside", "speed-up");
   std::printf("  %-22s %9s %8s %6s %9s %8s %8s %8s %8s\n", "", "per warp", "per warp", "/pass", "", "idle", "idle",
               "idle", "");
   const Tally off = simulate(work, saltation::core::WarpDeferral::off(), c);
@@ -227,14 +229,15 @@ void model(std::size_t n, bool sens) {
 
 int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 4096;
-  std::printf("Warp model (bench/warp_model.cpp; assumptions at its top and in docs/warp_events.md): warps of %d\n"
-              "consecutive trajectories of terrain_batch(n, K) with seed_options, each lockstep iteration costing\n"
-              "S when any lane steps plus L + J when the vote localises. Policy {min_pending, max_wait}.\n"
-              "cycles/S: warp cycles in units of S; passes: localisation phases; lanes/pass: lanes localised\n"
-              "per phase; lane eff: useful lane-slots / all lane-slots; idle: lane-slots of ended lanes, of\n"
-              "pending lanes waiting through step phases, of running lanes outside a localisation phase;\n"
-              "speed-up: today's cycles / the policy's.\n",
-              kWarp);
+  std::printf(
+      "Warp model (bench/warp_model.cpp; assumptions at its top and in docs/warp_events.md): warps of %d\n"
+      "consecutive trajectories of terrain_batch(n, K) with seed_options, each lockstep iteration costing\n"
+      "S when any lane steps plus L + J when the vote localises. Policy {min_pending, max_wait}.\n"
+      "cycles/S: warp cycles in units of S; passes: localisation phases; lanes/pass: lanes localised\n"
+      "per phase; lane eff: useful lane-slots / all lane-slots; idle: lane-slots of ended lanes, of\n"
+      "pending lanes waiting through step phases, of running lanes outside a localisation phase;\n"
+      "speed-up: today's cycles / the policy's.\n",
+      kWarp);
   for (bool sens : {false, true}) {
     model<3>(n, sens);
     model<24>(n, sens);

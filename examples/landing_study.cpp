@@ -79,7 +79,8 @@ int run(int argc, char** argv) {
     events += r.n_events[i];
     landed += std::isfinite(ov.value[i]);
   }
-  std::printf("saltation landing study: %zu launch designs over 3 bumps, backend %s\n", r.n, saltation::backend_name(backend));
+  std::printf("saltation landing study: %zu launch designs over 3 bumps, backend %s\n", r.n,
+              saltation::backend_name(backend));
   std::printf("  solve with sensitivities (P = %d): %.3f s, %.2f us per trajectory, %zu events\n", Model::P, seconds,
               1e6 * seconds / r.n, events);
   std::printf("  statuses:");
@@ -90,7 +91,8 @@ int run(int argc, char** argv) {
   std::vector<std::size_t> order(r.n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const double la = std::isfinite(ov.value[a]) ? ov.value[a] : 1e300, lb = std::isfinite(ov.value[b]) ? ov.value[b] : 1e300;
+    const double la = std::isfinite(ov.value[a]) ? ov.value[a] : 1e300,
+                 lb = std::isfinite(ov.value[b]) ? ov.value[b] : 1e300;
     return la < lb;
   });
   const std::size_t k = std::min<std::size_t>(8, landed);
@@ -99,7 +101,8 @@ int run(int argc, char** argv) {
     bx.push_back(vx0[order[j]]);
     by.push_back(vy0[order[j]]);
   }
-  std::printf("  refining the %zu best designs towards x_2 = %g (Gauss-Newton with exact dx_2/d(vx0, vy0)):\n", k, target);
+  std::printf("  refining the %zu best designs towards x_2 = %g (Gauss-Newton with exact dx_2/d(vx0, vy0)):\n", k,
+              target);
   for (int it = 0; it <= 5; ++it) {
     const Result rr = solve(model, designs(bx, by), o, backend);
     double worst = 0.0;

@@ -11,19 +11,19 @@
 
 #include "saltation/errors.hpp"
 
-#define SALTATION_CUDA_CHECK(call)                                                             \
-  do {                                                                                          \
-    cudaError_t saltation_err_ = (call);                                                        \
-    if (saltation_err_ != cudaSuccess) {                                                        \
-      (void)cudaGetLastError();                                                                 \
-      throw ::saltation::CudaError(std::string(#call) + ": " + cudaGetErrorString(saltation_err_), \
-                                   __FILE__, __LINE__);                                         \
-    }                                                                                           \
+#define SALTATION_CUDA_CHECK(call)                                                                           \
+  do {                                                                                                       \
+    cudaError_t saltation_err_ = (call);                                                                     \
+    if (saltation_err_ != cudaSuccess) {                                                                     \
+      (void)cudaGetLastError();                                                                              \
+      throw ::saltation::CudaError(std::string(#call) + ": " + cudaGetErrorString(saltation_err_), __FILE__, \
+                                   __LINE__);                                                                \
+    }                                                                                                        \
   } while (0)
 
 // After a <<<...>>> launch: launch-configuration errors now, execution errors at the sync.
-#define SALTATION_CUDA_CHECK_LAUNCH()                    \
-  do {                                                   \
-    SALTATION_CUDA_CHECK(cudaGetLastError());            \
-    SALTATION_CUDA_CHECK(cudaDeviceSynchronize());       \
+#define SALTATION_CUDA_CHECK_LAUNCH()              \
+  do {                                             \
+    SALTATION_CUDA_CHECK(cudaGetLastError());      \
+    SALTATION_CUDA_CHECK(cudaDeviceSynchronize()); \
   } while (0)

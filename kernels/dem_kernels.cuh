@@ -31,8 +31,7 @@ __global__ void rollout_thread_per_system(RolloutView c, double* work, int* iwor
 // One block per system, threads over disks; work memory contiguous per system.
 __global__ void rollout_block_per_system(RolloutView c, double* work, int* iwork) {
   const int b = (int)blockIdx.x;
-  rollout_system(BlockTeam{}, c, b,
-                 Work{work + (long)b * c.work_doubles(), 1, iwork + (long)b * c.work_ints(), 1});
+  rollout_system(BlockTeam{}, c, b, Work{work + (long)b * c.work_doubles(), 1, iwork + (long)b * c.work_ints(), 1});
 }
 
 }  // namespace saltation::dem::cuda

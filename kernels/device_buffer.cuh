@@ -57,8 +57,9 @@ class PinnedCache {
     // strtoull gives ULLONG_MAX on overflow, which the size check refuses too.
     const unsigned long long mib = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
     if (!digits || mib > (std::numeric_limits<std::size_t>::max() >> 20))
-      throw InvalidInput("SALTATION_PINNED_CACHE_MIB", -1,
-                         "must be a whole number of MiB (0 keeps no pinned staging between solves), got \"" + text + "\"");
+      throw InvalidInput(
+          "SALTATION_PINNED_CACHE_MIB", -1,
+          "must be a whole number of MiB (0 keeps no pinned staging between solves), got \"" + text + "\"");
     return static_cast<std::size_t>(mib) << 20;
   }
 

@@ -46,8 +46,8 @@ __global__ void integrate_kernel(Model model, Options options, const double* the
   const bool in_batch = i < out.n;
   const unsigned lanes = warp_lanes();
   // A lane past the end reads no parameter: its row pointer only has to be a valid address.
-  core::WarpLane<Model, RowParams, Sens, Output> lane(model, options, RowParams{theta + (in_batch ? i : 0), out.n},
-                                                       i, out, in_batch);
+  core::WarpLane<Model, RowParams, Sens, Output> lane(model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i,
+                                                      out, in_batch);
   while (__any_sync(lanes, !lane.ended())) {
     lane.step_phase();
     const int pending = __popc(__ballot_sync(lanes, lane.pending()));
@@ -263,8 +263,11 @@ struct ChunkSlot {
   std::size_t first = 0, count = 0;  // the chunk in flight; count 0: none
 
   ChunkSlot(const Host& out, int P, std::size_t capacity_)
-      : capacity(capacity_), theta(static_cast<std::size_t>(P) * capacity_),
-        theta_staging(static_cast<std::size_t>(P) * capacity_), result(out, capacity_), result_staging(out, capacity_) {}
+      : capacity(capacity_),
+        theta(static_cast<std::size_t>(P) * capacity_),
+        theta_staging(static_cast<std::size_t>(P) * capacity_),
+        result(out, capacity_),
+        result_staging(out, capacity_) {}
 };
 
 // Packs the parameter rows of trajectories [first, first + count) into the slot's staging and
@@ -351,7 +354,7 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
     std::size_t chunks = 0;
     for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
       ChunkSlot<Host>& slot = slots[chunks % slots.size()];
-      collect(slot);  // the chunk this slot held, two chunks back
+      collect(slot);           // the chunk this slot held, two chunks back
       throw_if_interrupted();  // between chunks; the slots' destructors wait for the work in flight
       start_chunk<Output>(slot, model, options, deferral, kernel, block, theta, out, inputs, first,
                           std::min(plan.chunk, n - first));
@@ -376,7 +379,8 @@ template <class Model>
 void solve_final_state(const Model& model, const double* theta, std::size_t n, const Options& options, Result& out,
                        const Progress* progress) {
   if (out.n != n || out.N != Model::N || out.P != Model::P || out.C != 0 || out.sensitivities != options.sensitivities)
-    throw InvalidInput("out", -1, "is not sized for this batch (n, N, P and sensitivities must match, event capacity 0)");
+    throw InvalidInput("out", -1,
+                       "is not sized for this batch (n, N, P and sensitivities must match, event capacity 0)");
   detail::run<core::FinalState>(model, theta, n, options, out, progress);
 }
 

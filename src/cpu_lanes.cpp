@@ -25,8 +25,8 @@
 #include <type_traits>
 
 #include "builtin_models.hpp"
-#include "saltation/core/trajectory.hpp"
 #include "saltation/core/rk4.hpp"
+#include "saltation/core/trajectory.hpp"
 #include "saltation/cpu.hpp"
 #include "saltation/interrupt.hpp"
 #include "saltation/params.hpp"
@@ -88,8 +88,8 @@ struct LaneArray {
 // rk4_step and the model's flow (templates compiled for the baseline) are inlined here and run
 // in this target's vectors.
 template <class Model>
-__attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, int mode, const double* rows,
-                                             double dt, double* q_end) {
+__attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, int mode, const double* rows, double dt,
+                                             double* q_end) {
   constexpr int N = Model::N;
   LaneVec qv[N], out[N];
   for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
@@ -130,7 +130,13 @@ class LaneGroup {
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
             std::atomic<std::size_t>& next, ProgressCounter& counter)
-      : m_(m), o_(o), theta_(theta), n_(n), out_(out), next_(next), counter_(counter),
+      : m_(m),
+        o_(o),
+        theta_(theta),
+        n_(n),
+        out_(out),
+        next_(next),
+        counter_(counter),
         rows_(hwy::AllocateAligned<double>(static_cast<std::size_t>(P) * kW)) {
     std::memset(rows_.get(), 0, sizeof(double) * P * kW);
   }
@@ -206,8 +212,8 @@ class LaneGroup {
   void land(const Flight& f, int l, unsigned free) {
     double ql[N];
     for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
-    const bool ended = (f.steps[l] > 0 && resume(l, ql, f.t[l], f.Y, f.steps[l])) ||
-                       (!(free >> l & 1u) && step_alone(*lane_[l]));
+    const bool ended =
+        (f.steps[l] > 0 && resume(l, ql, f.t[l], f.Y, f.steps[l])) || (!(free >> l & 1u) && step_alone(*lane_[l]));
     if (ended) end_and_refill(l);
   }
 
@@ -273,7 +279,8 @@ class LaneGroup {
       }
       unsigned free = candidates;  // as Trajectory::all_guards_excluded, lane by lane
       for (int j = 0; j < Model::M; ++j)
-        if (m_.direction(j, mode) != 0) free &= lane_bits(m_.guard_excluded(j, mode, q0, q1, LaneArray{rows_.get()}, summary_));
+        if (m_.direction(j, mode) != 0)
+          free &= lane_bits(m_.guard_excluded(j, mode, q0, q1, LaneArray{rows_.get()}, summary_));
       return free;
     }
     unsigned free = 0;
@@ -322,7 +329,8 @@ class LaneGroup {
       if (interrupt_requested()) return;
       const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= n_) return;
-      for (int p = 0; p < P; ++p) rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
+      for (int p = 0; p < P; ++p)
+        rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
       lane_[l].emplace(m_, o_, RowParams{rows_.get() + l, kW}, i, out_);
       if constexpr (has_lane_guard_bound<Model>::value) summarize();
       if (!lane_[l]->begin()) return;
@@ -436,14 +444,13 @@ bool solve_lanes(const Model& model, const double* theta, std::size_t n, const O
   return true;
 }
 
-#define SALTATION_INSTANTIATE_LANES(Model)                                                                     \
-  template bool solve_lanes<core::FullRecord, Model>(const Model&, const double*, std::size_t, const Options&, \
-                                                     const ResultView&, const Progress*);                     \
-  template bool solve_lanes<core::FinalState, Model>(const Model&, const double*, std::size_t, const Options&, \
-                                                     const ResultView&, const Progress*);                     \
-  template bool solve_lanes<core::ObjectiveObserver, Model>(const Model&, const double*, std::size_t,          \
-                                                            const Options&, const ObservationView&,           \
-                                                            const Progress*);
+#define SALTATION_INSTANTIATE_LANES(Model)                                                                            \
+  template bool solve_lanes<core::FullRecord, Model>(const Model&, const double*, std::size_t, const Options&,        \
+                                                     const ResultView&, const Progress*);                             \
+  template bool solve_lanes<core::FinalState, Model>(const Model&, const double*, std::size_t, const Options&,        \
+                                                     const ResultView&, const Progress*);                             \
+  template bool solve_lanes<core::ObjectiveObserver, Model>(const Model&, const double*, std::size_t, const Options&, \
+                                                            const ObservationView&, const Progress*);
 SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_INSTANTIATE_LANES)
 #undef SALTATION_INSTANTIATE_LANES
 

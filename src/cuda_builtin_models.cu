@@ -4,8 +4,8 @@
 #include "solve.cuh"
 
 // Every output policy: the full record, the final state, the objective observer.
-#define SALTATION_INSTANTIATE_CUDA(Model)                                                                            \
-  template void saltation::cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&,     \
+#define SALTATION_INSTANTIATE_CUDA(Model)                                                                           \
+  template void saltation::cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&,    \
                                               const Progress*);                                                     \
   template void saltation::cuda::solve_final_state<Model>(const Model&, const double*, std::size_t, const Options&, \
                                                           Result&, const Progress*);                                \

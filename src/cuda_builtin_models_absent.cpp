@@ -7,8 +7,8 @@
 namespace saltation {
 namespace {
 [[noreturn]] void no_cuda_backend() {
-  throw CudaError("this saltation was built without the CUDA backend (SALTATION_ENABLE_CUDA=OFF or no nvcc)",
-                  __FILE__, __LINE__);
+  throw CudaError("this saltation was built without the CUDA backend (SALTATION_ENABLE_CUDA=OFF or no nvcc)", __FILE__,
+                  __LINE__);
 }
 }  // namespace
 
@@ -25,11 +25,12 @@ void cuda::observe(const Model&, const double*, std::size_t, const Options&, Obs
   no_cuda_backend();
 }
 
-#define SALTATION_INSTANTIATE_CUDA(Model)                                                                             \
-  template void cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&, const Progress*); \
-  template void cuda::solve_final_state<Model>(const Model&, const double*, std::size_t, const Options&, Result&,      \
-                                               const Progress*);                                                     \
-  template void cuda::observe<Model>(const Model&, const double*, std::size_t, const Options&, Observation&,           \
+#define SALTATION_INSTANTIATE_CUDA(Model)                                                                         \
+  template void cuda::solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&,             \
+                                   const Progress*);                                                              \
+  template void cuda::solve_final_state<Model>(const Model&, const double*, std::size_t, const Options&, Result&, \
+                                               const Progress*);                                                  \
+  template void cuda::observe<Model>(const Model&, const double*, std::size_t, const Options&, Observation&,      \
                                      const Progress*);
 SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_INSTANTIATE_CUDA)
 

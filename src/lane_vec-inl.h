@@ -49,11 +49,21 @@ LaneVec per_lane(const LaneVec& a, F f) {
   for (int l = 0; l < kW; ++l) x[l] = f(x[l]);
   return LaneVec(hn::Load(Tag(), x));
 }
-inline LaneVec exp(const LaneVec& a) { return per_lane(a, [](double x) { return ::exp(x); }); }
-inline LaneVec log(const LaneVec& a) { return per_lane(a, [](double x) { return ::log(x); }); }
-inline LaneVec sin(const LaneVec& a) { return per_lane(a, [](double x) { return ::sin(x); }); }
-inline LaneVec cos(const LaneVec& a) { return per_lane(a, [](double x) { return ::cos(x); }); }
-inline LaneVec tanh(const LaneVec& a) { return per_lane(a, [](double x) { return ::tanh(x); }); }
+inline LaneVec exp(const LaneVec& a) {
+  return per_lane(a, [](double x) { return ::exp(x); });
+}
+inline LaneVec log(const LaneVec& a) {
+  return per_lane(a, [](double x) { return ::log(x); });
+}
+inline LaneVec sin(const LaneVec& a) {
+  return per_lane(a, [](double x) { return ::sin(x); });
+}
+inline LaneVec cos(const LaneVec& a) {
+  return per_lane(a, [](double x) { return ::cos(x); });
+}
+inline LaneVec tanh(const LaneVec& a) {
+  return per_lane(a, [](double x) { return ::tanh(x); });
+}
 
 // saltation::exp_neg_upper_bound lane by lane: the same operations (Min returns its second
 // operand, 1000, for a NaN product, as the double version's comparison does).
@@ -63,7 +73,8 @@ inline LaneVec exp_neg_upper_bound(const LaneVec& s) {
   const auto y = hn::Min(hn::Mul(s.v, hn::Set(d, 1.4426950408889634)), hn::Set(d, 1000.0));
   const auto k = hn::ConvertTo(di, y);  // truncation, as the static_cast
   const auto two_to_minus_k = hn::BitCast(d, hn::ShiftLeft<52>(hn::Sub(hn::Set(di, 1023), k)));
-  return LaneVec(hn::Mul(two_to_minus_k, hn::Sub(hn::Set(d, 1.0), hn::Mul(hn::Set(d, 0.5), hn::Sub(y, hn::ConvertTo(d, k))))));
+  return LaneVec(
+      hn::Mul(two_to_minus_k, hn::Sub(hn::Set(d, 1.0), hn::Mul(hn::Set(d, 0.5), hn::Sub(y, hn::ConvertTo(d, k))))));
 }
 
 // saltation::half_square_ratio lane by lane. On AVX-512 without a division (one per bump and step,

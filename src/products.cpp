@@ -17,8 +17,7 @@ void require_sensitivities(const Result& r) {
 // The event rows beyond the trajectory's event count are reported as absent (nullptr).
 template <class F>
 void for_each_output_row(const Result& r, std::size_t i, F&& f) {
-  for (int k = 0; k < r.N; ++k)
-    f(k, true, r.qf_of(i, k), [&](int p) { return r.dqf_of(i, k, p); });
+  for (int k = 0; k < r.N; ++k) f(k, true, r.qf_of(i, k), [&](int p) { return r.dqf_of(i, k, p); });
   for (int c = 0; c < r.C; ++c) {
     const bool present = c < r.n_events[i];
     const int base = r.N + c * (1 + r.N);
@@ -90,7 +89,8 @@ ObjectiveValues evaluate(const LandingObjective& L, const Result& r) {
     throw InvalidInput("objective.impact", -1, "must be in [0, event_capacity) = [0, " + std::to_string(r.C) + ")");
   if (L.coordinate < 0 || L.coordinate >= r.N)
     throw InvalidInput("objective.coordinate", -1, "must be in [0, N) = [0, " + std::to_string(r.N) + ")");
-  if (L.qf_weights.size() != L.qf_target.size() || (!L.qf_weights.empty() && static_cast<int>(L.qf_weights.size()) != r.N))
+  if (L.qf_weights.size() != L.qf_target.size() ||
+      (!L.qf_weights.empty() && static_cast<int>(L.qf_weights.size()) != r.N))
     throw InvalidInput("objective.qf_weights", -1, "qf_weights and qf_target must both be empty or have N entries");
   const std::size_t n = r.n, P = r.P;
   ObjectiveValues out;

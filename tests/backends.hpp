@@ -24,8 +24,7 @@
   if (::saltation::cuda_device_available()) {                                     \
   } else if (::saltation::testing::cuda_required())                               \
     GTEST_FAIL() << "SALTATION_REQUIRE_CUDA is set but no CUDA device is usable"; \
-  else                                                                            \
-    GTEST_SKIP() << "no CUDA device"
+  else GTEST_SKIP() << "no CUDA device"
 
 namespace saltation {
 // How GoogleTest shows the parameter in test listings and failure messages ("cpu", "cuda").
@@ -72,7 +71,7 @@ inline double central_difference(const std::function<double(const std::vector<do
 
 // Instantiates every TEST_P of `suite` (a BackendTest) once per backend compiled into the library.
 #if SALTATION_HAVE_CUDA
-#define SALTATION_INSTANTIATE_ON_EVERY_BACKEND(suite)                                     \
+#define SALTATION_INSTANTIATE_ON_EVERY_BACKEND(suite)                                 \
   INSTANTIATE_TEST_SUITE_P(Cpu, suite, ::testing::Values(::saltation::Backend::Cpu)); \
   INSTANTIATE_TEST_SUITE_P(Cuda, suite, ::testing::Values(::saltation::Backend::Cuda))
 #else

@@ -1,8 +1,8 @@
 // Bouncing ball against its closed forms: impact times t_n = t1 (1 + 2 sum e^j), their derivatives, thrown starts.
 #include <cmath>
 
-#include "saltation/models/bouncing_ball.hpp"
 #include "backends.hpp"
+#include "saltation/models/bouncing_ball.hpp"
 
 using namespace saltation;
 using saltation::testing::solve_on;
@@ -34,7 +34,8 @@ TEST_P(BouncingBall, DroppedFromRestFirstTenImpactTimes) {
   const double h0 = 2.0, e = 0.8;
   const Result r = solve_on(backend(), m, {{h0, 0.0, e}}, ball_options(6.0, 1e-3));
   ASSERT_GE(r.n_events[0], 10);
-  for (int n = 1; n <= 10; ++n) EXPECT_NEAR(r.event_time(0, n - 1), drop_impact_time(h0, 9.81, e, n), 1e-10) << "impact " << n;
+  for (int n = 1; n <= 10; ++n)
+    EXPECT_NEAR(r.event_time(0, n - 1), drop_impact_time(h0, 9.81, e, n), 1e-10) << "impact " << n;
   // Pre-impact speed of impact n is sqrt(2 g h0) e^(n-1); the reset flips and scales it.
   const double v1 = std::sqrt(2.0 * 9.81 * h0);
   for (int n = 1; n <= 10; ++n) {

@@ -40,8 +40,8 @@ class Cli : public ::testing::Test {
   CliRun solve(const std::string& input_text, const std::string& extra = "") {
     const fs::path in = dir_ / "in.json", err = dir_ / "err.txt";
     std::ofstream(in) << input_text;
-    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --out '" + out().string() + "' " + extra + " 2> '" +
-                            err.string() + "'";
+    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --out '" + out().string() + "' " + extra +
+                            " 2> '" + err.string() + "'";
     const int status = std::system(cmd.c_str());
     std::ifstream e(err);
     std::stringstream ss;
@@ -138,7 +138,8 @@ TEST_F(Cli, TerrainBallWithSensitivities) {
 
 TEST_F(Cli, ThermostatAndCommandLineOverrides) {
   const CliRun r = solve(R"({"model": "thermostat", "config": {"initial_mode": "on"},
-    "theta": [[19, 18, 12, 8, 20, 22]]})", "--t-final 48 --dt 0.01 --event-capacity 3");
+    "theta": [[19, 18, 12, 8, 20, 22]]})",
+                         "--t-final 48 --dt 0.01 --event-capacity 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = output();
   const json& t = j["trajectories"][0];
@@ -177,8 +178,9 @@ TEST_F(Cli, RejectsNaN) {
 }
 TEST_F(Cli, RejectsDuplicateKeysAndOverflowingNumbers) {
   expect_rejected(replace(kBall, "\"dt\": 0.001", "\"dt\": 0.001, \"dt\": 0.002"), "options.dt: is given twice");
-  expect_rejected(replace(kBall, "\"model\": \"bouncing_ball\"", "\"model\": \"bouncing_ball\", \"model\": \"thermostat\""),
-                  "model: is given twice");
+  expect_rejected(
+      replace(kBall, "\"model\": \"bouncing_ball\"", "\"model\": \"bouncing_ball\", \"model\": \"thermostat\""),
+      "model: is given twice");
   expect_rejected(replace(kBall, "\"t_final\": 3.0", "\"t_final\": 1e400"), "t_final: a number does not fit a double");
 }
 
@@ -188,8 +190,8 @@ TEST_F(Cli, FullDiskIsAnIoErrorAndLeavesNoFile) {
   // and aborts when the limit forbids it.
   const fs::path in = dir_ / "in.json";
   std::ofstream(in) << kTerrain;
-  const std::string cmd = "sh -c \"ulimit -f 8; exec '" + cli_ + "' solve '" + in.string() + "' --out '" + out().string() +
-                          "'\" 2> '" + (dir_ / "err.txt").string() + "'";
+  const std::string cmd = "sh -c \"ulimit -f 8; exec '" + cli_ + "' solve '" + in.string() + "' --out '" +
+                          out().string() + "'\" 2> '" + (dir_ / "err.txt").string() + "'";
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3);
@@ -221,8 +223,8 @@ TEST_F(Cli, WritesJsonToStdoutWithoutOut) {
 TEST_F(Cli, NpyFormatWritesIndexedArraysMatchingJson) {
   ASSERT_EQ(solve(kTerrain).exit_code, 0);
   const json j = output();
-  const std::string cmd = "'" + cli_ + "' solve '" + (dir_ / "in.json").string() + "' --format npy --out '" +
-                          (dir_ / "res").string() + "'";
+  const std::string cmd =
+      "'" + cli_ + "' solve '" + (dir_ / "in.json").string() + "' --format npy --out '" + (dir_ / "res").string() + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream idx(dir_ / "res.json");
   const json index = json::parse(idx);
@@ -353,8 +355,8 @@ TEST_F(Cli, RejectsBadMemoryBudget) {
   const fs::path in = dir_ / "in.json", err = dir_ / "err.txt";
   std::ofstream(in) << kTerrain;
   for (const std::string budget : {"abc", "0", "-1M", "12X", "1K"}) {
-    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --format npy --out '" + (dir_ / "res").string() +
-                            "' --memory-budget " + budget + " 2> '" + err.string() + "'";
+    const std::string cmd = "'" + cli_ + "' solve '" + in.string() + "' --format npy --out '" +
+                            (dir_ / "res").string() + "' --memory-budget " + budget + " 2> '" + err.string() + "'";
     const int status = std::system(cmd.c_str());
     EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << budget;
     EXPECT_NE(file_bytes(err).find("memory-budget"), std::string::npos) << budget << ": " << file_bytes(err);

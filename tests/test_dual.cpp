@@ -108,8 +108,15 @@ TEST(DualFunctions, BinaryAgainstFiniteDifferences) {
   // atan2 in all four quadrants, on three half-axes, and just either side of the branch cut
   // (the negative x axis), where the value jumps by 2 pi but the derivatives are continuous.
   check_binary("atan2", [](const auto& y, const auto& x) { return atan2(y, x); },
-               {{1.0, 2.0}, {1.5, -0.5}, {-0.7, -1.1}, {-2.0, 0.3}, {0.0, 2.0}, {2.0, 0.0}, {-2.0, 0.0},
-                {1e-3, -2.0}, {-1e-3, -2.0}});
+               {{1.0, 2.0},
+                {1.5, -0.5},
+                {-0.7, -1.1},
+                {-2.0, 0.3},
+                {0.0, 2.0},
+                {2.0, 0.0},
+                {-2.0, 0.0},
+                {1e-3, -2.0},
+                {-1e-3, -2.0}});
   check_binary("pow", [](const auto& a, const auto& b) { return pow(a, b); },
                {{2.0, 3.5}, {0.5, -1.2}, {3.0, 0.0}, {1.7, 2.0}});
   check_binary("hypot", [](const auto& a, const auto& b) { return hypot(a, b); },
@@ -261,8 +268,8 @@ TEST(ExpByTable, FourAtOnceGiveTheScalarBits) {
   std::mt19937_64 rng(12);
   std::uniform_real_distribution<double> wide(-760.0, 760.0), near(-45.0, 0.0);
   const double inf = std::numeric_limits<double>::infinity();
-  const double special[] = {0.0, -0.0, -708.0, -708.0000001, 709.78, 709.7800001, inf, -inf, std::nan(""),
-                            std::numeric_limits<double>::denorm_min()};
+  const double special[] = {0.0,         -0.0, -708.0, -708.0000001, 709.78,
+                            709.7800001, inf,  -inf,   std::nan(""), std::numeric_limits<double>::denorm_min()};
   long differing = 0;
   for (int i = 0; i < 200000; ++i) {
     double x[4];

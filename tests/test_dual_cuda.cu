@@ -38,9 +38,8 @@ using saltation::tan;
 using saltation::tanh;
 using D2 = saltation::Dual<2>;
 
-const char* const function_names[] = {"exp",  "log",  "sqrt", "cbrt", "abs",  "sin",   "cos",
-                                      "tan",  "asin", "acos", "atan", "sinh", "cosh",  "tanh",
-                                      "atan2", "pow", "hypot", "fmin", "fmax"};
+const char* const function_names[] = {"exp",  "log",  "sqrt", "cbrt", "abs",   "sin", "cos",   "tan",  "asin", "acos",
+                                      "atan", "sinh", "cosh", "tanh", "atan2", "pow", "hypot", "fmin", "fmax"};
 constexpr int function_count = sizeof(function_names) / sizeof(function_names[0]);
 
 // Function k of dual.hpp at (a, b); one-argument functions take a.
@@ -79,7 +78,8 @@ __global__ void evaluate_kernel(const double* a, const double* b, int points, D2
 // Equal, both NaN, or within 1e-14 relative to the host value.
 void expect_agree(double device, double host, const std::string& what) {
   if (std::isnan(host) || std::isinf(host)) {
-    EXPECT_TRUE(std::isnan(host) ? std::isnan(device) : device == host) << what << ": device " << device << " host " << host;
+    EXPECT_TRUE(std::isnan(host) ? std::isnan(device) : device == host)
+        << what << ": device " << device << " host " << host;
     return;
   }
   EXPECT_NEAR(device, host, 1e-14 * std::max(1.0, std::fabs(host))) << what;
@@ -111,8 +111,8 @@ TEST(DualFunctionsCuda, DeviceAgreesWithHost) {
     for (int p = 0; p < points; ++p) {
       const D2 host = evaluate(k, D2::variable(a[p], 0), D2::variable(b[p], 1));
       const D2& dev = device[k * points + p];
-      const std::string what = std::string(function_names[k]) + " at (" + std::to_string(a[p]) + ", " +
-                               std::to_string(b[p]) + ")";
+      const std::string what =
+          std::string(function_names[k]) + " at (" + std::to_string(a[p]) + ", " + std::to_string(b[p]) + ")";
       expect_agree(dev.v, host.v, what + " value");
       expect_agree(dev.d[0], host.d[0], what + " d/da");
       expect_agree(dev.d[1], host.d[1], what + " d/db");

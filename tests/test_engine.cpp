@@ -4,11 +4,11 @@
 #include <cstring>
 #include <random>
 
+#include "backends.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
-#include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
-#include "backends.hpp"
+#include "terrain_samples.hpp"
 #include "user_models.hpp"
 
 using namespace saltation;
@@ -178,7 +178,8 @@ TEST_P(Events, ProbesCatchBumpsNarrowerThanAStep) {
   const int placements = 16;
   auto caught_everywhere = [&](double w, int probes) {
     std::vector<std::vector<double>> theta;
-    for (int s = 0; s < placements; ++s) theta.push_back({10.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.0 + step_x * s / placements, w});
+    for (int s = 0; s < placements; ++s)
+      theta.push_back({10.0, 0.0, 0.0, 0.5, 0.0, 1.0, 1.0 + step_x * s / placements, w});
     Options o = opts(0.3, dt, 4);
     o.probes = probes;
     const Result r = solve_on(backend(), m, theta, o);
@@ -334,13 +335,15 @@ TEST(Cpu, ValidationNamesTheFirstBadRowWithAnyThreadCount) {
     return -2;
   };
   for (int threads : {1, 2, 3, 4, 8}) EXPECT_EQ(first_named(threads), -2) << threads << " threads";
-  rows[n - 1][3] = 1.5;                                                  // e, in the last thread's range
-  rows[n / 2 + 1][4] = -0.1;                                             // mu
-  rows[n / 4 + 7][6] = std::nan("");                                     // b_1
-  for (int threads : {1, 2, 3, 4, 8}) EXPECT_EQ(first_named(threads), static_cast<long>(n / 4 + 7)) << threads << " threads";
+  rows[n - 1][3] = 1.5;               // e, in the last thread's range
+  rows[n / 2 + 1][4] = -0.1;          // mu
+  rows[n / 4 + 7][6] = std::nan("");  // b_1
+  for (int threads : {1, 2, 3, 4, 8})
+    EXPECT_EQ(first_named(threads), static_cast<long>(n / 4 + 7)) << threads << " threads";
   rows[n / 4 + 7] = good;
   rows[n / 4 + 8][3] = 1.5;
-  for (int threads : {1, 2, 3, 4, 8}) EXPECT_EQ(first_named(threads), static_cast<long>(n / 4 + 8)) << threads << " threads";
+  for (int threads : {1, 2, 3, 4, 8})
+    EXPECT_EQ(first_named(threads), static_cast<long>(n / 4 + 8)) << threads << " threads";
   rows[3][5] = 5.0;  // a bump of height 5 centred on the start: the ball starts inside the terrain
   rows[3][6] = 0.0;
   try {
@@ -400,12 +403,11 @@ TEST(Options, StepBudgetAndOversizedDtRefusedBeforeAnyWork) {
 TEST_P(HostApi, FaultsStayInTheirRow) {
   Options o = opts(10.0, 1e-3, 12);
   o.sensitivities = true;
-  const std::vector<std::vector<double>> rows = {
-      {1.0, 0.0, 0.7},   // event capacity
-      {1.0, 1e308, 0.5}, // h overflows: non-finite
-      {1.0, 0.0, 0.2},   // chatters into Zeno
-      {0.0, 0.0, 0.0},   // at rest on the ground: grazing events, then Zeno
-      {1.5, 2.0, 0.8}};  // event capacity
+  const std::vector<std::vector<double>> rows = {{1.0, 0.0, 0.7},    // event capacity
+                                                 {1.0, 1e308, 0.5},  // h overflows: non-finite
+                                                 {1.0, 0.0, 0.2},    // chatters into Zeno
+                                                 {0.0, 0.0, 0.0},    // at rest on the ground: grazing events, then Zeno
+                                                 {1.5, 2.0, 0.8}};   // event capacity
   const Result all = solve_on(backend(), saltation::BouncingBall{}, rows, o);
   EXPECT_EQ(all.status_of(0), saltation::Status::EventCapacity);
   EXPECT_EQ(all.status_of(1), saltation::Status::NonFinite);
@@ -425,7 +427,8 @@ TEST_P(HostApi, FaultsStayInTheirRow) {
 TEST_P(HostApi, BadInputNamesParameterAndRow) {
   saltation::TerrainBall<3> m;
   std::mt19937_64 rng(1);
-  std::vector<std::vector<double>> theta = {sample_terrain_row<3>(rng), sample_terrain_row<3>(rng), sample_terrain_row<3>(rng)};
+  std::vector<std::vector<double>> theta = {sample_terrain_row<3>(rng), sample_terrain_row<3>(rng),
+                                            sample_terrain_row<3>(rng)};
   auto expect_bad = [&](std::vector<std::vector<double>> th, const char* param, long row, Options o = opts(1.0, 1e-3)) {
     try {
       solve_on(backend(), m, th, o);

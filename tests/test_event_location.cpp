@@ -23,8 +23,8 @@ using saltation::TerrainBall;
 // The event time by bisection of the crossing in the probe interval (t_s + a, t_s + b] that
 // holds t_e: the root of what the solver's location converges to.
 template <int K>
-double bisected_event(const TerrainBall<K>& m, const saltation::RowParams& th, const double* q_s, double t_s, double t_e,
-                      double dt, int probes) {
+double bisected_event(const TerrainBall<K>& m, const saltation::RowParams& th, const double* q_s, double t_s,
+                      double t_e, double dt, int probes) {
   const int pieces = probes + 1;
   int k = 1;
   while (k < pieces && t_s + dt * k / pieces < t_e) ++k;
@@ -79,8 +79,8 @@ template <int K>
 void expect_batch_events_at_bisection(std::size_t n, double dt) {
   saltation::Options seed = saltation_bench::seed_options(false, 2);
   seed.dt = dt;
-  const int checked =
-      expect_events_at_bisection(TerrainBall<K>{}, saltation_bench::terrain_batch(n, K), saltation::normalize_options(seed));
+  const int checked = expect_events_at_bisection(TerrainBall<K>{}, saltation_bench::terrain_batch(n, K),
+                                                 saltation::normalize_options(seed));
   EXPECT_GT(checked, static_cast<int>(5 * n));
 }
 

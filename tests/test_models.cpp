@@ -10,8 +10,8 @@
 #include "saltation/core/trajectory.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
-#include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
+#include "terrain_samples.hpp"
 #include "user_models.hpp"
 
 using namespace saltation;
@@ -38,7 +38,8 @@ void expect_flow_reads_only_flow_params(const Model& m, const std::vector<double
     bool listed = false;
     for (int k = 0; k < Model::F; ++k) listed |= Model::flow_param(k) == p;
     if (listed) continue;
-    for (int k = 0; k < N; ++k) EXPECT_EQ(f[k].d[p], 0.0) << Model::name << ": flow depends on unlisted " << Model::param_name(p);
+    for (int k = 0; k < N; ++k)
+      EXPECT_EQ(f[k].d[p], 0.0) << Model::name << ": flow depends on unlisted " << Model::param_name(p);
   }
 }
 
@@ -92,7 +93,8 @@ void expect_analytic_partials_match_duals(std::uint64_t seed) {
     for (int p = 0; p < P; ++p) {
       EXPECT_NEAR(g_an[p], g.d[p], 1e-13 * (1.0 + std::fabs(g.d[p]))) << Model::param_name(p);
       for (int r = 0; r < N; ++r)
-        EXPECT_NEAR(R_an[r * P + p], qp[r].d[p], 1e-13 * (1.0 + std::fabs(qp[r].d[p]))) << "row " << r << " " << Model::param_name(p);
+        EXPECT_NEAR(R_an[r * P + p], qp[r].d[p], 1e-13 * (1.0 + std::fabs(qp[r].d[p])))
+            << "row " << r << " " << Model::param_name(p);
     }
   }
 }

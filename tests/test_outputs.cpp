@@ -140,7 +140,8 @@ TEST_P(Outputs, ObserverEqualsFullRecord) {
     const Result full = saltation::solve(Model{}, batch, options(sens), backend());
     const Observation obs = saltation::observe(Model{}, batch, options(sens), list, design, backend());
     int expected_outputs = 0;
-    for (const ObjectiveSpec& o : list) expected_outputs += 1 + (o.differentiable() ? static_cast<int>(design.size()) : 0);
+    for (const ObjectiveSpec& o : list)
+      expected_outputs += 1 + (o.differentiable() ? static_cast<int>(design.size()) : 0);
     ASSERT_EQ(obs.n_outputs, expected_outputs);
     ASSERT_EQ(obs.values.size(), batch.n * expected_outputs);
     EXPECT_TRUE(same_bytes(obs.status, full.status));
@@ -150,7 +151,8 @@ TEST_P(Outputs, ObserverEqualsFullRecord) {
       for (std::size_t k = 0; k < list.size(); ++k) {
         const ObjectiveSpec& o = list[k];
         EXPECT_TRUE(same(obs.value(i, row), value_from_record(o, full, i)))
-            << "objective " << k << " row " << i << ": " << obs.value(i, row) << " vs " << value_from_record(o, full, i);
+            << "objective " << k << " row " << i << ": " << obs.value(i, row) << " vs "
+            << value_from_record(o, full, i);
         ++row;
         if (!o.differentiable()) continue;
         for (int p : design) {

@@ -62,7 +62,8 @@ class Commands : public ::testing::Test {
   Outcome run(const std::string& args, const std::string& prefix = "") const {
     const fs::path err = dir_ / "err.txt";
     const auto start = std::chrono::steady_clock::now();
-    const int status = std::system((prefix + "'" + cli_ + "' " + args + " > /dev/null 2> '" + err.string() + "'").c_str());
+    const int status =
+        std::system((prefix + "'" + cli_ + "' " + args + " > /dev/null 2> '" + err.string() + "'").c_str());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::ifstream e(err);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
@@ -85,7 +86,8 @@ class Commands : public ::testing::Test {
   fs::path dir_;
 };
 
-const char* kBall = R"({"model": "bouncing_ball", "options": {"t_final": 1.0, "dt": 0.01}, "theta": [[1.0, 0.0, 0.8]]})";
+const char* kBall =
+    R"({"model": "bouncing_ball", "options": {"t_final": 1.0, "dt": 0.01}, "theta": [[1.0, 0.0, 0.8]]})";
 
 }  // namespace
 
@@ -95,7 +97,8 @@ TEST(JsonErrors, SyntaxErrorsNameLineAndColumn) {
   EXPECT_EQ(e.line(), 3);
   EXPECT_EQ(e.column(), 19);  // the ']' after the trailing comma
   EXPECT_EQ(std::string(e.what()).rfind("invalid input: input (line 3, column 19): not valid JSON", 0), 0) << e.what();
-  EXPECT_EQ(std::string(e.what()).find("[json.exception"), std::string::npos) << "nlohmann's prefix is dropped: " << e.what();
+  EXPECT_EQ(std::string(e.what()).find("[json.exception"), std::string::npos)
+      << "nlohmann's prefix is dropped: " << e.what();
 
   const auto first = parse_failure("{\"a\" 1}");
   EXPECT_EQ(first.line(), 1);
@@ -115,8 +118,8 @@ TEST(JsonErrors, ErrorsWithoutAPlaceKeepTheirFormat) {
 }
 
 TEST_F(Commands, SyntaxErrorOfARequestFileIsInvalidInputWithItsPlace) {
-  const Outcome r = run("solve " + file("bad.in.json", "{\"model\": \"bouncing_ball\",\n \"theta\": [[1, 2 3]]}") + " --out " +
-                    path("out.json"));
+  const Outcome r = run("solve " + file("bad.in.json", "{\"model\": \"bouncing_ball\",\n \"theta\": [[1, 2 3]]}") +
+                        " --out " + path("out.json"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("saltation: invalid input: input (line 2, column 18): not valid JSON", 0), 0) << r.err;
   EXPECT_TRUE(nothing_but_inputs_left());
@@ -124,8 +127,8 @@ TEST_F(Commands, SyntaxErrorOfARequestFileIsInvalidInputWithItsPlace) {
 
 TEST_F(Commands, ArgumentErrorsAreInvalidInputInTheOneFormat) {
   for (const std::string& args : {"solve " + file("ball.in.json", kBall) + " --no-such-flag", std::string("solve"),
-                                 std::string("no-such-command"), "solve " + path("ball.in.json") + " --threads many",
-                                 "disks " + path("ball.in.json") + " --format xml", std::string("")}) {
+                                  std::string("no-such-command"), "solve " + path("ball.in.json") + " --threads many",
+                                  "disks " + path("ball.in.json") + " --format xml", std::string("")}) {
     const Outcome r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("saltation: invalid input: arguments: ", 0), 0) << args << ": " << r.err;
@@ -142,7 +145,7 @@ TEST_F(Commands, ExitCodePerClassForSweepMergeAndDisks) {
     "objectives": [{"name": "t0", "event_time": 0}], "samples": 64})");
   EXPECT_EQ(run("sweep " + study + " --backend cpu --out " + path("sweep")).exit_code, 0);
   const Outcome bad_study = run("sweep " + file("bad_study.in.json", R"({"model": "bouncing_ball", "samples": 0})") +
-                            " --out " + path("bad"));
+                                " --out " + path("bad"));
   EXPECT_EQ(bad_study.exit_code, 2);
   EXPECT_EQ(bad_study.err.rfind("saltation: invalid input: ", 0), 0) << bad_study.err;
   const Outcome missing_study = run("sweep " + path("missing.json") + " --out " + path("bad"));
@@ -157,7 +160,10 @@ TEST_F(Commands, ExitCodePerClassForSweepMergeAndDisks) {
   EXPECT_EQ(not_a_partial.exit_code, 2) << not_a_partial.err;
   EXPECT_FALSE(fs::exists(dir_ / "merged" / "summary.json"));
 
-  const Outcome bad_disks = run("disks " + file("disks.in.json", R"({"n_disks": 2, "dt": 0.01, "n_frames": 2, "radius": "big", "mass": 1, "positions": [[0, 0], [1, 0]]})"));
+  const Outcome bad_disks = run(
+      "disks " +
+      file("disks.in.json",
+           R"({"n_disks": 2, "dt": 0.01, "n_frames": 2, "radius": "big", "mass": 1, "positions": [[0, 0], [1, 0]]})"));
   EXPECT_EQ(bad_disks.exit_code, 2);
   EXPECT_EQ(bad_disks.err.rfind("saltation: invalid input: radius", 0), 0) << bad_disks.err;
   EXPECT_EQ(run("disks " + path("missing.json")).exit_code, 3);
@@ -169,12 +175,18 @@ TEST_F(Commands, InterruptedDisksRunWritesNothing) {
   // result arrays stay small (1.6 MB): with 1000 frames (320 MB) this test failed in CI runs right
   // after the build (2.8-3.6 s; a traced run spent 0.77 s in the kernel and 0.04 s in user code),
   // timing the allocation of the results rather than the engine.
-  nlohmann::json request = {{"n_systems", 5000}, {"n_disks", 2}, {"dt", 0.002}, {"n_frames", 10}, {"stride", 25000},
-                            {"radius", 0.5}, {"mass", 1.0}, {"positions", {{-0.54, 0.0}, {0.54, 0.0}}},
+  nlohmann::json request = {{"n_systems", 5000},
+                            {"n_disks", 2},
+                            {"dt", 0.002},
+                            {"n_frames", 10},
+                            {"stride", 25000},
+                            {"radius", 0.5},
+                            {"mass", 1.0},
+                            {"positions", {{-0.54, 0.0}, {0.54, 0.0}}},
                             {"velocities", {{0.5, 0.0}, {-0.5, 0.0}}}};
   const std::string in = file("long.in.json", request.dump());
   const Outcome r = run("disks " + in + " --backend cpu --format npy --out " + path("rollout"),
-                    "timeout --preserve-status -s INT 0.5 ");
+                        "timeout --preserve-status -s INT 0.5 ");
   EXPECT_EQ(r.exit_code, 130) << r.err;
   EXPECT_LT(r.seconds, 1.5) << "the engine stops between systems, well before the 3 s rollout ends";
   EXPECT_EQ(r.err.rfind("saltation: interrupted: signal 2", 0), 0) << r.err;
@@ -220,7 +232,8 @@ TEST(MemoryEstimate, CApiRefusesAHugeResultBeforeSolving) {
   char* error = nullptr;
   EXPECT_EQ(saltation_solve_json(request.dump().c_str(), &result, &error), SALTATION_INVALID_INPUT);
   ASSERT_NE(error, nullptr);
-  EXPECT_EQ(std::string(error).rfind("invalid input: result_json: the result JSON of 1 trajectories would be about ", 0), 0)
+  EXPECT_EQ(
+      std::string(error).rfind("invalid input: result_json: the result JSON of 1 trajectories would be about ", 0), 0)
       << error;
   EXPECT_EQ(result, nullptr);
   saltation_free(error);
@@ -279,14 +292,17 @@ TEST(CudaFailure, NamesTheRowsThatCompleted) {
   } catch (const saltation::cuda::ChunkFailure& e) {
     EXPECT_EQ(e.completed(), 500u);
     EXPECT_EQ(e.rows(), 1000u);
-    EXPECT_STREQ(e.what(), "solve.cuh:1: cudaStreamSynchronize: an illegal memory access; rows [0, 500) of 1000 had completed");
+    EXPECT_STREQ(e.what(),
+                 "solve.cuh:1: cudaStreamSynchronize: an illegal memory access; rows [0, 500) of 1000 had completed");
     // An outer loop (saltation solve's chunks) rewraps it in its own rows, keeping the cause.
     const saltation::cuda::ChunkFailure outer(e, 4000 + e.completed(), 10000);
-    EXPECT_STREQ(outer.what(), "solve.cuh:1: cudaStreamSynchronize: an illegal memory access; rows [0, 4500) of 10000 had completed");
+    EXPECT_STREQ(outer.what(),
+                 "solve.cuh:1: cudaStreamSynchronize: an illegal memory access; rows [0, 4500) of 10000 had completed");
   }
   // Anything else passes through unchanged.
-  EXPECT_THROW(saltation::cuda::run_reporting_completed_rows(10, [](std::size_t&) { throw saltation::IoError("x", "y"); }),
-               saltation::IoError);
+  EXPECT_THROW(
+      saltation::cuda::run_reporting_completed_rows(10, [](std::size_t&) { throw saltation::IoError("x", "y"); }),
+      saltation::IoError);
 }
 
 namespace {
@@ -329,14 +345,17 @@ TEST_F(Commands, InterruptedSolveKeepsTheWrittenChunksOnlyWhenAsked) {
   EXPECT_GT(rows, 0);
   EXPECT_LT(rows, kRows);
   EXPECT_EQ(index.at("partial").at("of"), kRows);
-  EXPECT_NE(kept.err.find("rows [0, " + std::to_string(rows) + ") of " + std::to_string(kRows) + " kept in "), std::string::npos) << kept.err;
+  EXPECT_NE(kept.err.find("rows [0, " + std::to_string(rows) + ") of " + std::to_string(kRows) + " kept in "),
+            std::string::npos)
+      << kept.err;
   // Every array holds exactly the kept rows, and no temporary is left.
   for (const auto& [name, entry] : index.at("arrays").items()) {
     EXPECT_EQ(entry.at("shape").at(0).get<long>(), rows) << name;
     const auto [header_rows, bytes] = npy_rows(entry.at("file").get<std::string>());
     EXPECT_EQ(header_rows, rows) << name;
     std::uintmax_t row_bytes = entry.at("dtype") == "float64" ? 8 : 4;
-    for (std::size_t d = 1; d < entry.at("shape").size(); ++d) row_bytes *= entry.at("shape").at(d).get<std::uintmax_t>();
+    for (std::size_t d = 1; d < entry.at("shape").size(); ++d)
+      row_bytes *= entry.at("shape").at(d).get<std::uintmax_t>();
     // The header (a multiple of 64 bytes) and the rows' data, nothing more.
     const std::uintmax_t data = static_cast<std::uintmax_t>(rows) * row_bytes;
     ASSERT_GT(bytes, data) << name;
@@ -380,16 +399,29 @@ void edit_and_reseal(const fs::path& dir, const std::function<void(nlohmann::jso
 
 TEST_F(Commands, NumericOverridesAreStrictRangeCheckedAndNamed) {
   const std::string study = file("study.in.json", kStudy);
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"--samples 0", "--samples"}, {"--samples -5", "--samples"}, {"--samples 10000000000000000000", "--samples"},
-      {"--samples 1e3", "--samples"}, {"--samples 64.0", "--samples"}, {"--samples +64", "--samples"},
-      {"--seed -1", "--seed"}, {"--seed 18446744073709551615", "--seed"}, {"--seed 0x10", "--seed"},
-      {"--threads -2", "--threads"}, {"--threads 100000", "--threads"}, {"--threads 2.5", "--threads"},
-      {"--memory-budget inf", "--memory-budget"}, {"--memory-budget 1e30", "--memory-budget"},
-      {"--memory-budget 0.5", "--memory-budget"}, {"--memory-budget 0", "--memory-budget"},
-      {"--memory-budget 99999999999G", "--memory-budget"}, {"--memory-budget -1M", "--memory-budget"},
-      {"--shard 1/0", "--shard"}, {"--shard 2/2", "--shard"}, {"--shard -1/2", "--shard"}, {"--shard 1/2x", "--shard"},
-      {"--shard /2", "--shard"}};
+  const std::vector<std::pair<std::string, std::string>> bad = {{"--samples 0", "--samples"},
+                                                                {"--samples -5", "--samples"},
+                                                                {"--samples 10000000000000000000", "--samples"},
+                                                                {"--samples 1e3", "--samples"},
+                                                                {"--samples 64.0", "--samples"},
+                                                                {"--samples +64", "--samples"},
+                                                                {"--seed -1", "--seed"},
+                                                                {"--seed 18446744073709551615", "--seed"},
+                                                                {"--seed 0x10", "--seed"},
+                                                                {"--threads -2", "--threads"},
+                                                                {"--threads 100000", "--threads"},
+                                                                {"--threads 2.5", "--threads"},
+                                                                {"--memory-budget inf", "--memory-budget"},
+                                                                {"--memory-budget 1e30", "--memory-budget"},
+                                                                {"--memory-budget 0.5", "--memory-budget"},
+                                                                {"--memory-budget 0", "--memory-budget"},
+                                                                {"--memory-budget 99999999999G", "--memory-budget"},
+                                                                {"--memory-budget -1M", "--memory-budget"},
+                                                                {"--shard 1/0", "--shard"},
+                                                                {"--shard 2/2", "--shard"},
+                                                                {"--shard -1/2", "--shard"},
+                                                                {"--shard 1/2x", "--shard"},
+                                                                {"--shard /2", "--shard"}};
   for (const auto& [args, flag] : bad) {
     const Outcome r = run("sweep " + study + " --backend cpu " + args + " --out " + path("out"));
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
@@ -406,8 +438,8 @@ TEST_F(Commands, NumericOverridesAreStrictRangeCheckedAndNamed) {
     EXPECT_FALSE(fs::exists(dir_ / "out.json"));
   }
   // Values in range run as given, and the summary records them.
-  const Outcome ok = run("sweep " + study + " --backend cpu --samples 100 --seed 7 --threads 1 --memory-budget 1M --out " +
-                         path("ok"));
+  const Outcome ok = run("sweep " + study +
+                         " --backend cpu --samples 100 --seed 7 --threads 1 --memory-budget 1M --out " + path("ok"));
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   const nlohmann::json summary = read_json(dir_ / "ok" / "summary.json");
   EXPECT_EQ(summary.at("samples"), 100);
@@ -454,14 +486,15 @@ TEST_F(Commands, AFolderWhereAFileBelongsIsAnIoErrorNamingIt) {
   }
   const Outcome merge = run("merge " + path("shard") + " --out " + path("merged"));
   EXPECT_EQ(merge.exit_code, 3) << merge.err;
-  EXPECT_EQ(merge.err.rfind("saltation: I/O error: " + (dir_ / "shard" / "partial.json").string() + ": is a folder", 0), 0)
+  EXPECT_EQ(merge.err.rfind("saltation: I/O error: " + (dir_ / "shard" / "partial.json").string() + ": is a folder", 0),
+            0)
       << merge.err;
   EXPECT_FALSE(fs::exists(dir_ / "merged"));
 }
 
 TEST_F(Commands, DisksAreCheckedBeforeAllocatingAndWallsNameTheirKey) {
-  const nlohmann::json disks = {{"n_disks", 2}, {"dt", 0.01}, {"n_frames", 2000000000}, {"radius", 0.5}, {"mass", 1.0},
-                                {"positions", {{-1.0, 0.0}, {1.0, 0.0}}}};
+  const nlohmann::json disks = {{"n_disks", 2},  {"dt", 0.01},  {"n_frames", 2000000000},
+                                {"radius", 0.5}, {"mass", 1.0}, {"positions", {{-1.0, 0.0}, {1.0, 0.0}}}};
   if (saltation::available_host_memory() < 128000000000ull) {  // 2e9 frames x 2 disks x 4 values x 8 bytes
     const Outcome huge = run("disks " + file("huge.in.json", disks.dump()) + " --backend cpu");
     EXPECT_EQ(huge.exit_code, 2) << huge.err;
@@ -492,8 +525,9 @@ TEST_F(Commands, OutputFoldersAreRemovedWhenNothingWasWrittenIntoThem) {
   // Interrupted: the folder it created goes too.
   nlohmann::json long_study = nlohmann::json::parse(kStudy);
   long_study["samples"] = 100000000;
-  const Outcome stopped = run("sweep " + file("long.in.json", long_study.dump()) + " --backend cpu --out " + path("stopped"),
-                              "timeout --preserve-status -s INT 1 ");
+  const Outcome stopped =
+      run("sweep " + file("long.in.json", long_study.dump()) + " --backend cpu --out " + path("stopped"),
+          "timeout --preserve-status -s INT 1 ");
   EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
   EXPECT_FALSE(fs::exists(dir_ / "stopped"));
   // A folder that was there stays, and only the lock is taken away.
@@ -505,7 +539,8 @@ TEST_F(Commands, OutputFoldersAreRemovedWhenNothingWasWrittenIntoThem) {
   std::ofstream(dir_ / "a_file") << "keep";
   const Outcome file_out = run("sweep " + study + " --backend cpu --out " + path("a_file"));
   EXPECT_EQ(file_out.exit_code, 3) << file_out.err;
-  EXPECT_EQ(file_out.err.rfind("saltation: I/O error: " + (dir_ / "a_file").string() + ": exists and is not a folder", 0), 0)
+  EXPECT_EQ(
+      file_out.err.rfind("saltation: I/O error: " + (dir_ / "a_file").string() + ": exists and is not a folder", 0), 0)
       << file_out.err;
   EXPECT_TRUE(fs::is_regular_file(dir_ / "a_file"));
 }
@@ -516,7 +551,8 @@ TEST_F(Commands, ASecondRunIntoALockedFolderIsRefusedNamingTheOther) {
   std::ofstream(dir_ / "busy" / ".saltation.lock") << ::getpid() << "\n";  // this test: alive
   const Outcome busy = run("sweep " + study + " --backend cpu --out " + path("busy"));
   EXPECT_EQ(busy.exit_code, 3) << busy.err;
-  EXPECT_NE(busy.err.find("is in use by another saltation run (pid " + std::to_string(::getpid()) + ","), std::string::npos)
+  EXPECT_NE(busy.err.find("is in use by another saltation run (pid " + std::to_string(::getpid()) + ","),
+            std::string::npos)
       << busy.err;
   EXPECT_FALSE(fs::exists(dir_ / "busy" / "summary.json"));
   EXPECT_TRUE(fs::exists(dir_ / "busy" / ".saltation.lock")) << "the other run's lock is not touched";
@@ -551,7 +587,8 @@ class Merges : public Commands {
   // The refusal names `file`'s path and says `what`; nothing is written.
   void expect_refused(const Outcome& r, const std::string& shard, const std::string& what) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_EQ(r.err.rfind("saltation: invalid input: " + (dir_ / shard / "partial.json").string() + ": ", 0), 0) << r.err;
+    EXPECT_EQ(r.err.rfind("saltation: invalid input: " + (dir_ / shard / "partial.json").string() + ": ", 0), 0)
+        << r.err;
     EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir_ / "merged"));
   }
@@ -562,7 +599,8 @@ TEST_F(Merges, AnIncompleteCoverIsRefusedNamingTheMissingBlocksAndTheCommand) {
   const Outcome half = merge("s0_2");
   EXPECT_EQ(half.exit_code, 2) << half.err;
   EXPECT_NE(half.err.find("missing blocks [2, 4) (samples [8192, 16384))"), std::string::npos) << half.err;
-  EXPECT_NE(half.err.find("saltation sweep STUDY.json --samples 16384 --seed 3 --shard 1/2 --out SHARD_1"), std::string::npos)
+  EXPECT_NE(half.err.find("saltation sweep STUDY.json --samples 16384 --seed 3 --shard 1/2 --out SHARD_1"),
+            std::string::npos)
       << half.err;
   EXPECT_FALSE(fs::exists(dir_ / "merged"));
   const Outcome gap = merge("s0_3 s2_3");
@@ -617,8 +655,10 @@ TEST_F(Merges, AnEditedOrDamagedPartialIsRefusedNamingItsPath) {
 
   // Resealed edits that break an invariant.
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> edits = {
-      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["weight"] = -128.0; }, "moments.weight"},
-      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["weight"] = 128000.0; }, "moments.weight"},
+      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["weight"] = -128.0; },
+       "moments.weight"},
+      {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["weight"] = 128000.0; },
+       "moments.weight"},
       {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["moments"]["mean"][0] = 1000.0; },
        "min <= mean <= max"},
       {[](nlohmann::json& p) { p["nodes"][0]["value"]["objectives"][0]["histograms"][0]["counts"][3] = 99999; },

@@ -3,13 +3,13 @@
 #include <cmath>
 #include <random>
 
+#include "backends.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
-#include "terrain_samples.hpp"
 #include "saltation/models/thermostat.hpp"
 #include "saltation/products.hpp"
 #include "saltation/testing/check_sensitivities.hpp"
-#include "backends.hpp"
+#include "terrain_samples.hpp"
 
 using namespace saltation;
 using saltation::testing::solve_on;
@@ -24,7 +24,6 @@ Options sens_options(double t_final, double dt, int capacity) {
   o.sensitivities = true;
   return o;
 }
-
 
 // Every derivative of one trajectory against Richardson-extrapolated central differences of the
 // whole solver (the installed check_sensitivities: h = 1e-5 relative, error |analytic - fd| /
@@ -53,8 +52,12 @@ using BouncingBallSensitivity = saltation::testing::BackendTest;
 using ThermostatSensitivity = saltation::testing::BackendTest;
 using Products = saltation::testing::BackendTest;
 
-TEST_P(TerrainSensitivity, K3AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<3>(backend(), 2024); }
-TEST_P(TerrainSensitivity, K24AgainstFiniteDifferences) { expect_random_sets_match_finite_differences<24>(backend(), 77); }
+TEST_P(TerrainSensitivity, K3AgainstFiniteDifferences) {
+  expect_random_sets_match_finite_differences<3>(backend(), 2024);
+}
+TEST_P(TerrainSensitivity, K24AgainstFiniteDifferences) {
+  expect_random_sets_match_finite_differences<24>(backend(), 77);
+}
 
 TEST_P(TerrainSensitivity, EventCapacityTerminalDerivative) {
   std::mt19937_64 rng(9);
@@ -95,10 +98,12 @@ TEST_P(ThermostatSensitivity, SwitchingTimeDerivativesClosedForm) {
   // t1 = tau ln(A/B), A = T0 - Ti, B = Th - Ti, Ti = Te + Q (On);
   // Off legs tau ln((Th - Te)/(Tl - Te)); later On legs tau ln((Tl - Ti)/(Th - Ti)).
   const double Ti = Te + Q;
-  struct D { double t, tau, q, tl, th; };
+  struct D {
+    double t, tau, q, tl, th;
+  };
   std::vector<D> expect;
-  D cur{tau * std::log((T0 - Ti) / (Th - Ti)), std::log((T0 - Ti) / (Th - Ti)), tau * (-1 / (T0 - Ti) + 1 / (Th - Ti)), 0.0,
-        -tau / (Th - Ti)};
+  D cur{tau * std::log((T0 - Ti) / (Th - Ti)), std::log((T0 - Ti) / (Th - Ti)), tau * (-1 / (T0 - Ti) + 1 / (Th - Ti)),
+        0.0, -tau / (Th - Ti)};
   expect.push_back(cur);
   for (int c = 1; c < r.n_events[0]; ++c) {
     if (c % 2 == 1) {  // Off leg ends at T_low

@@ -108,57 +108,59 @@ template <class Model>
 void check_lanes(const Model& model, const Batch& batch) {
   const std::vector<std::string> targets = lane_targets();
   if (targets.empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
-  const std::vector<ObjectiveSpec> objectives = {{ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0},
-                                                 {ObjectiveKind::EventCount}};
+  const std::vector<ObjectiveSpec> objectives = {
+      {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
   for (const Options& options : option_sets()) {
     for (const bool sens : {false, true}) {
-    for (int threads : {1, 3}) {
-      Options o = normalize_options(options);
-      o.threads = threads;
-      o.sensitivities = sens;
-      const std::vector<int> design = sens ? std::vector<int>{0, 2, Model::P - 1} : std::vector<int>{};
-      Result full(batch.n, Model::N, Model::P, o.event_capacity, sens);
-      Result final_state(batch.n, Model::N, Model::P, 0, sens);
-      Observation observed(batch.n, objectives, design);
-      cpu::solve<core::FullRecord>(model, batch.theta.data(), batch.n, o, full.view());
-      cpu::solve<core::FinalState>(model, batch.theta.data(), batch.n, o, final_state.view());
-      cpu::solve<core::ObjectiveObserver>(model, batch.theta.data(), batch.n, o, observed.view());
-      for (const std::string& target : targets) {
-        SimdChoice choice(target.c_str());
-        SCOPED_TRACE("target " + target + ", threads " + std::to_string(threads) + ", v_stop " +
-                     std::to_string(o.v_stop) + ", capacity " + std::to_string(o.event_capacity) +
-                     ", sensitivities " + std::to_string(sens));
-        Result lane_full(batch.n, Model::N, Model::P, o.event_capacity, sens);
-        Result lane_final(batch.n, Model::N, Model::P, 0, sens);
-        Observation lane_observed(batch.n, objectives, design);
-        ASSERT_TRUE(cpu::solve_lanes<core::FullRecord>(model, batch.theta.data(), batch.n, o, lane_full.view(), nullptr));
-        ASSERT_TRUE(cpu::solve_lanes<core::FinalState>(model, batch.theta.data(), batch.n, o, lane_final.view(), nullptr));
-        ASSERT_TRUE(cpu::solve_lanes<core::ObjectiveObserver>(model, batch.theta.data(), batch.n, o,
-                                                              lane_observed.view(), nullptr));
-        expect_bitwise(lane_full, full);
-        expect_bitwise(lane_final, final_state);
-        expect_bitwise(lane_observed, observed);
+      for (int threads : {1, 3}) {
+        Options o = normalize_options(options);
+        o.threads = threads;
+        o.sensitivities = sens;
+        const std::vector<int> design = sens ? std::vector<int>{0, 2, Model::P - 1} : std::vector<int>{};
+        Result full(batch.n, Model::N, Model::P, o.event_capacity, sens);
+        Result final_state(batch.n, Model::N, Model::P, 0, sens);
+        Observation observed(batch.n, objectives, design);
+        cpu::solve<core::FullRecord>(model, batch.theta.data(), batch.n, o, full.view());
+        cpu::solve<core::FinalState>(model, batch.theta.data(), batch.n, o, final_state.view());
+        cpu::solve<core::ObjectiveObserver>(model, batch.theta.data(), batch.n, o, observed.view());
+        for (const std::string& target : targets) {
+          SimdChoice choice(target.c_str());
+          SCOPED_TRACE("target " + target + ", threads " + std::to_string(threads) + ", v_stop " +
+                       std::to_string(o.v_stop) + ", capacity " + std::to_string(o.event_capacity) +
+                       ", sensitivities " + std::to_string(sens));
+          Result lane_full(batch.n, Model::N, Model::P, o.event_capacity, sens);
+          Result lane_final(batch.n, Model::N, Model::P, 0, sens);
+          Observation lane_observed(batch.n, objectives, design);
+          ASSERT_TRUE(
+              cpu::solve_lanes<core::FullRecord>(model, batch.theta.data(), batch.n, o, lane_full.view(), nullptr));
+          ASSERT_TRUE(
+              cpu::solve_lanes<core::FinalState>(model, batch.theta.data(), batch.n, o, lane_final.view(), nullptr));
+          ASSERT_TRUE(cpu::solve_lanes<core::ObjectiveObserver>(model, batch.theta.data(), batch.n, o,
+                                                                lane_observed.view(), nullptr));
+          expect_bitwise(lane_full, full);
+          expect_bitwise(lane_final, final_state);
+          expect_bitwise(lane_observed, observed);
+        }
+        // What the batch exercised (one option set shows each ending).
+        int ends[8] = {};
+        for (std::size_t i = 0; i < batch.n; ++i) ++ends[full.status[i]];
+        EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
+        if (Model::bumps > 0) {
+          EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+        }
+        if (o.event_capacity == 3) {
+          EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
+        }
+        if (o.v_stop == 0.0 && o.event_capacity > 3) {
+          EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
+        }
+        if (o.v_stop > 0.0) {
+          EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
+        }
+        if (sens) {
+          EXPECT_FALSE(full.dqf.empty());
+        }
       }
-      // What the batch exercised (one option set shows each ending).
-      int ends[8] = {};
-      for (std::size_t i = 0; i < batch.n; ++i) ++ends[full.status[i]];
-      EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
-      if (Model::bumps > 0) {
-        EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
-      }
-      if (o.event_capacity == 3) {
-        EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
-      }
-      if (o.v_stop == 0.0 && o.event_capacity > 3) {
-        EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
-      }
-      if (o.v_stop > 0.0) {
-        EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
-      }
-      if (sens) {
-        EXPECT_FALSE(full.dqf.empty());
-      }
-    }
     }
   }
 }
@@ -213,7 +215,8 @@ TEST(SimdLanes, Choice) {
     SimdChoice off("0");
     EXPECT_EQ(cpu::lane_target().width, 0);
     EXPECT_STREQ(cpu::lane_target().name, "none");
-    EXPECT_FALSE(cpu::solve_lanes<core::FullRecord>(TerrainBall<3>{}, batch.theta.data(), batch.n, o, r.view(), nullptr));
+    EXPECT_FALSE(
+        cpu::solve_lanes<core::FullRecord>(TerrainBall<3>{}, batch.theta.data(), batch.n, o, r.view(), nullptr));
   }
   if (lane_targets().empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
   SimdChoice best("best");
@@ -221,7 +224,8 @@ TEST(SimdLanes, Choice) {
   EXPECT_TRUE(target.width == 8 || target.width == 4) << target.name;
   for (const bool sens : {false, true}) {
     o.sensitivities = sens;
-    EXPECT_TRUE(cpu::solve_lanes<core::FullRecord>(TerrainBall<3>{}, batch.theta.data(), batch.n, o, r.view(), nullptr));
+    EXPECT_TRUE(
+        cpu::solve_lanes<core::FullRecord>(TerrainBall<3>{}, batch.theta.data(), batch.n, o, r.view(), nullptr));
   }
 }
 

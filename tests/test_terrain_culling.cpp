@@ -76,7 +76,8 @@ TEST(TerrainCulling, TerrainAgreesWithTheFullSumInValueAndDerivatives) {
     const saltation::RowParams th{row.data(), 1};
     for (int s = 0; s < 200; ++s) {
       const double x = x_of(rng);
-      for (int k = 0; k < K; ++k) culled_somewhere += !saltation::terrain_ball::in_reach(x, row[5 + 3 * k + 1], row[5 + 3 * k + 2]);
+      for (int k = 0; k < K; ++k)
+        culled_somewhere += !saltation::terrain_ball::in_reach(x, row[5 + 3 * k + 1], row[5 + 3 * k + 2]);
       // Derivatives with respect to x and to the first 8 bump parameters, which dual numbers carry.
       using D = saltation::Dual<9>;
       const saltation::core::ChunkSeededParams<9, saltation::RowParams> seeded{th, 5};
@@ -119,8 +120,8 @@ void expect_solves_unchanged(std::size_t n) {
     const double ev_t = worst_relative(c.ev_t, f.ev_t), qf = worst_relative(c.qf, f.qf),
                  ev_q = worst_relative(c.ev_q, f.ev_q), dqf = worst_relative(c.dqf, f.dqf),
                  ev_dt = worst_relative(c.ev_dt, f.ev_dt);
-    std::printf("K = %d, sensitivities %d: largest differences ev_t %.2g, qf %.2g, ev_q %.2g, dqf %.2g, ev_dt %.2g\n", K,
-                int(sens), ev_t, qf, ev_q, dqf, ev_dt);
+    std::printf("K = %d, sensitivities %d: largest differences ev_t %.2g, qf %.2g, ev_q %.2g, dqf %.2g, ev_dt %.2g\n",
+                K, int(sens), ev_t, qf, ev_q, dqf, ev_dt);
     EXPECT_LE(ev_t, 1e-13);
     EXPECT_LE(qf, 1e-13);
     EXPECT_LE(ev_q, 1e-13);

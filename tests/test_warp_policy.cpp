@@ -66,10 +66,8 @@ Result solve_in_warps(const Model& model, const Batch& batch, const Options& opt
                       WarpCounts& counts) {
   const Options o = normalize_options(options);
   Result result(batch.n, Model::N, Model::P, o.event_capacity, o.sensitivities);
-  if (o.sensitivities)
-    run_warps<true>(model, batch, o, deferral, result.view(), counts);
-  else
-    run_warps<false>(model, batch, o, deferral, result.view(), counts);
+  if (o.sensitivities) run_warps<true>(model, batch, o, deferral, result.view(), counts);
+  else run_warps<false>(model, batch, o, deferral, result.view(), counts);
   return result;
 }
 
@@ -137,8 +135,8 @@ TEST(WarpPolicy, TerrainBallK24BitwiseWithAndWithoutDeferral) {
 TEST(WarpPolicy, BouncingBallBitwiseWithAndWithoutDeferral) {
   Batch batch(70, 3);
   for (std::size_t i = 0; i < batch.n; ++i) {
-    batch.at(i, 0) = 0.5 + 0.02 * static_cast<double>(i);  // h0
-    batch.at(i, 1) = 0.1 * static_cast<double>(i % 7);     // v0
+    batch.at(i, 0) = 0.5 + 0.02 * static_cast<double>(i);   // h0
+    batch.at(i, 1) = 0.1 * static_cast<double>(i % 7);      // v0
     batch.at(i, 2) = 0.5 + 0.004 * static_cast<double>(i);  // e
   }
   Options o;

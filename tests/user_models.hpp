@@ -40,7 +40,9 @@ struct TwoThresholds {
     return mode;
   }
   template <class Th>
-  SALTATION_HD int invalid_param(const Th&) const { return -1; }
+  SALTATION_HD int invalid_param(const Th&) const {
+    return -1;
+  }
   static std::string param_name(int p) { return "p" + std::to_string(p); }
   static std::string param_domain(int) { return "finite"; }
   void validate_config() const {}

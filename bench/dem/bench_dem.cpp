@@ -63,11 +63,12 @@ void BM_SeedPair(benchmark::State& st) {
   st.counters["ns_per_disk_step"] = 1e9 * engine / ((double)B * st.iterations() * 400 * 2);
   st.SetLabel(mode == 0 ? "forward" : mode == 1 ? "forward+tangent" : "loss+gradient");
 }
+BENCHMARK(BM_SeedPair)->ArgsProduct({{1, 100, 10000}, {0, 1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SeedPair)
-    ->ArgsProduct({{1, 100, 10000}, {0, 1, 2}})
+    ->ArgsProduct({{1000000}, {0, 1, 2}})
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_SeedPair)->ArgsProduct({{1000000}, {0, 1, 2}})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // 1024 disks (radius 0.5, spacing 1.05) in a box, a dense gas.
 void BM_M1024(benchmark::State& st) {
@@ -101,7 +102,8 @@ void BM_M1024(benchmark::State& st) {
   }
   st.counters["rollouts_per_s"] = benchmark::Counter((double)st.iterations(), benchmark::Counter::kIsRate);
   st.counters["ns_per_disk_step"] = 1e9 * engine / ((double)st.iterations() * frames * stride * n_disks);
-  st.SetLabel(std::string(cells ? "cell list" : "all pairs") + (n_tangents ? ", 1 tangent" : ", forward") + ", 50 steps");
+  st.SetLabel(std::string(cells ? "cell list" : "all pairs") + (n_tangents ? ", 1 tangent" : ", forward") +
+              ", 50 steps");
 }
 BENCHMARK(BM_M1024)->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -27,15 +27,15 @@ struct Args {
   int K = 3;
   std::size_t rows = 64;
   bool sens = false;
-  int reps = 3;             // timed runs over all rows, after one untimed run
-  double dt = 1e-3;         // fixed-step tools
-  int probes = 3;           // fixed-step tools: interior guard probes per step
-  double time_tol = 1e-12;  // fixed-step tools: event-time bracket width of the bisection
-  double rtol = 1e-10;      // adaptive tools (atol = rtol)
-  int threads = 1;          // saltation only: the CPU driver's threads
+  int reps = 3;                 // timed runs over all rows, after one untimed run
+  double dt = 1e-3;             // fixed-step tools
+  int probes = 3;               // fixed-step tools: interior guard probes per step
+  double time_tol = 1e-12;      // fixed-step tools: event-time bracket width of the bisection
+  double rtol = 1e-10;          // adaptive tools (atol = rtol)
+  int threads = 1;              // saltation only: the CPU driver's threads
   std::string backend = "cpu";  // saltation only: "cpu" or "cuda" (scripts/gpu-check's runner part)
   std::size_t record_rows = 0;  // rows whose results the record keeps (0: all); all rows are timed
-  std::string out;          // the JSON record
+  std::string out;              // the JSON record
 };
 
 inline Args parse_args(int argc, char** argv) {

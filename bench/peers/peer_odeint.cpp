@@ -25,7 +25,8 @@ struct Odeint {
     constexpr int P = saltation::TerrainBall<K>::P;
     const int pieces = args.probes + 1;
     const double bracket = args.dt / pieces;
-    const int bisections = bracket > args.time_tol ? static_cast<int>(std::ceil(std::log2(bracket / args.time_tol))) : 0;
+    const int bisections =
+        bracket > args.time_tol ? static_cast<int>(std::ceil(std::log2(bracket / args.time_tol))) : 0;
     std::vector<peers::RowRecord> rows(batch.n);
 
     auto solve_row = [&](const double* th, peers::RowRecord& row) {

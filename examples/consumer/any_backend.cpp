@@ -14,7 +14,8 @@ int main() {
   int failures = 0;
   for (const Backend backend : {Backend::Cpu, Backend::Cuda}) {
     const char* name = saltation::backend_name(backend);
-    if (backend == Backend::Cuda && !(saltation::has_cuda_driver<vessel::ReliefValve>::value && saltation::cuda_device_available())) {
+    if (backend == Backend::Cuda &&
+        !(saltation::has_cuda_driver<vessel::ReliefValve>::value && saltation::cuda_device_available())) {
       std::printf("relief_valve_any_backend: %s not run (no CUDA driver built for the model, or no device)\n", name);
       continue;
     }

@@ -11,7 +11,8 @@
 int main() {
   try {
     const std::size_t n_models = saltation::builtin_models().size();
-    std::printf("libraries: %zu built-in models, the first %s\n", n_models, saltation::builtin_models().at(0).name.c_str());
+    std::printf("libraries: %zu built-in models, the first %s\n", n_models,
+                saltation::builtin_models().at(0).name.c_str());
 
     // Two disks of radius 0.5 one apart, the first moving away from the second at unit speed.
     saltation::dem::DiskBatch disks = saltation::dem::DiskBatch::make(1, 2);

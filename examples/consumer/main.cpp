@@ -19,8 +19,9 @@ int main() {
     saltation::Result result(batch.n, ReliefValve::N, ReliefValve::P, options.event_capacity, options.sensitivities);
     saltation::cpu::solve(model, batch.theta.data(), batch.n, options, result.view());
     const int failures = vessel::check_switching_times(batch, result);
-    std::printf(failures ? "relief_valve: %d checks failed\n" : "relief_valve: switching times match the closed forms\n",
-                failures);
+    std::printf(
+        failures ? "relief_valve: %d checks failed\n" : "relief_valve: switching times match the closed forms\n",
+        failures);
     return failures ? 1 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "relief_valve: %s\n", e.what());

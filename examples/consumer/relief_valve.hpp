@@ -59,7 +59,10 @@ struct ReliefValve {
     return names[p];
   }
   static std::string param_domain(int p) {
-    return p == Capacity ? "finite and > 0" : p == Conductance ? "finite and >= 0" : p == PClose ? "finite and < p_open" : "finite";
+    return p == Capacity      ? "finite and > 0"
+           : p == Conductance ? "finite and >= 0"
+           : p == PClose      ? "finite and < p_open"
+                              : "finite";
   }
   void validate_config() const {}  // no configuration constants besides the initial mode
 };

@@ -15,8 +15,8 @@ namespace vessel {
 
 inline saltation::Batch test_batch() {
   // Rows: p0, Q, C, G, p_open, p_close.
-  return saltation::Batch::from_rows({{1.0, 2.0, 1.0, 1.0, 3.0, 2.5}, {0.0, 1.5, 2.0, 2.0, 2.0, 1.2}, {2.0, 4.0, 0.5, 3.0, 2.2, 1.4}},
-                                     ReliefValve::P);
+  return saltation::Batch::from_rows(
+      {{1.0, 2.0, 1.0, 1.0, 3.0, 2.5}, {0.0, 1.5, 2.0, 2.0, 2.0, 1.2}, {2.0, 4.0, 0.5, 3.0, 2.2, 1.4}}, ReliefValve::P);
 }
 
 inline saltation::Options test_options() {
@@ -34,7 +34,8 @@ inline int check_switching_times(const saltation::Batch& batch, const saltation:
     const double p0 = batch.at(i, ReliefValve::P0), Q = batch.at(i, ReliefValve::Inflow),
                  C = batch.at(i, ReliefValve::Capacity), G = batch.at(i, ReliefValve::Conductance),
                  p_open = batch.at(i, ReliefValve::POpen), p_close = batch.at(i, ReliefValve::PClose);
-    const double p_eq = Q / G, rise = C * (p_open - p_close) / Q, fall = C / G * std::log((p_open - p_eq) / (p_close - p_eq));
+    const double p_eq = Q / G, rise = C * (p_open - p_close) / Q,
+                 fall = C / G * std::log((p_open - p_eq) / (p_close - p_eq));
     std::printf("row %zu: %s, %d switches:", i, saltation::status_name(result.status_of(i)), result.n_events[i]);
     double expected = C * (p_open - p0) / Q;
     for (int c = 0; c < result.n_events[i]; ++c) {

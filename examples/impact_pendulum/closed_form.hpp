@@ -15,9 +15,9 @@
 namespace pendulum {
 
 struct FirstImpact {
-  double speed;      // omega_1
+  double speed;  // omega_1
   double d_speed_d_omega0;
-  double time;       // t_1
+  double time;                       // t_1
   double d_time[ImpactPendulum::P];  // d t_1 / d theta (the c entry is left 0: c = 0 here)
 };
 
@@ -42,7 +42,8 @@ inline FirstImpact first_impact(double gravity, const double* theta) {
   auto cube = [&](double phi) { return std::pow(omega(phi), 3); };
   // d omega / d x along the path, divided by omega^2 and integrated with a minus sign.
   r.d_time[P::Omega0] = -simpson([&](double phi) { return w0 / cube(phi); }, phi0, wall);
-  const double d_time_d_k = -simpson([&](double phi) { return (std::cos(phi) - std::cos(phi0)) / cube(phi); }, phi0, wall);
+  const double d_time_d_k =
+      -simpson([&](double phi) { return (std::cos(phi) - std::cos(phi0)) / cube(phi); }, phi0, wall);
   r.d_time[P::Length] = d_time_d_k * (-gravity / (L * L));
   r.d_time[P::Phi0] = -1.0 / w0 - simpson([&](double phi) { return k * std::sin(phi0) / cube(phi); }, phi0, wall);
   r.d_time[P::Wall] = 1.0 / r.speed;

@@ -71,7 +71,8 @@ int run(saltation::Backend backend) {
       expect_near(r.event_dt(i, 0, p), cf.d_time[p], 1e-10 * (1.0 + std::fabs(cf.d_time[p])),
                   "d t_1 / d " + ImpactPendulum::param_name(p), i);
     for (int c = 1; c < r.n_events[i]; ++c)
-      expect_near(r.event_q(i, c, 1), theta[Param::E] * r.event_q(i, c - 1, 1), 1e-10, "omega_(n+1) against e omega_n", i);
+      expect_near(r.event_q(i, c, 1), theta[Param::E] * r.event_q(i, c - 1, 1), 1e-10, "omega_(n+1) against e omega_n",
+                  i);
   }
 
   // A damped row has no closed form: every derivative against finite differences of the solver.

@@ -5,6 +5,7 @@
 //
 // Writes DIR/stiffness_inference_traj.csv, DIR/stiffness_inference_iter.csv (plotted by
 // plot.py into the three-panel figure) and DIR/stiffness_inference_batch.csv.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-#include <algorithm>
 
 #include "saltation/dem/engine.hpp"
 #include "saltation/dem/fit.hpp"
@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
     else if (a == "--noise") noise = std::stod(next());
     else if (a == "--backend") be = parse_backend(next());
     else {
-      std::fprintf(stderr, "usage: %s [--out DIR] [--batch N] [--noise SIGMA_OVER_R] [--backend cpu|cuda|auto]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--out DIR] [--batch N] [--noise SIGMA_OVER_R] [--backend cpu|cuda|auto]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -142,7 +143,8 @@ int main(int argc, char** argv) {
     // ---- derivative check at k = 18
     const double theta_chk = std::log(18.0 / kRef), h = 1e-4;
     const double g_ad = loss_and_gradient(theta_chk, l, be).second;
-    const double g_fd = (loss_and_gradient(theta_chk + h, l, be).first - loss_and_gradient(theta_chk - h, l, be).first) / (2 * h);
+    const double g_fd =
+        (loss_and_gradient(theta_chk + h, l, be).first - loss_and_gradient(theta_chk - h, l, be).first) / (2 * h);
     check(std::fabs(g_ad - g_fd) <= 1e-8 + 2e-4 * std::fabs(g_fd), "gradient vs finite difference (rtol 2e-4)");
     check(std::fabs(g_ad) > 1e-5, "|gradient| > 1e-5");
     std::printf("Gradient at k=18: AD=%.8f, finite difference=%.8f\n", g_ad, g_fd);
@@ -162,7 +164,8 @@ int main(int argc, char** argv) {
     const double loss0 = fit.history_loss[0].front();
     check(std::fabs(k_fit - kTrue) <= 1e-3 * kTrue, "recovered k within rtol 1e-3");
     check(fit.loss[0] < loss0 * 1e-6, "final loss < 1e-6 * initial");
-    std::printf("Recovered k=%.6f, target=%.1f; %d iterations, loss=%.3e\n", k_fit, kTrue, fit.iterations[0], fit.loss[0]);
+    std::printf("Recovered k=%.6f, target=%.1f; %d iterations, loss=%.3e\n", k_fit, kTrue, fit.iterations[0],
+                fit.loss[0]);
 
     // ---- closed-form overlap and momentum
     const double meff = kMass / 2.0, omega = std::sqrt(kTrue / meff);
@@ -170,7 +173,8 @@ int main(int argc, char** argv) {
     double max_overlap_err = 0.0, max_momentum = 0.0;
     for (int f = 0; f < kFrames; ++f) {
       const double t = kDt * kStride * (f + 1), age = t - t0;
-      const double analytic = (age >= 0.0 && age <= kPi / omega) ? 2.0 * kTrainSpeed / omega * std::sin(omega * age) : 0.0;
+      const double analytic =
+          (age >= 0.0 && age <= kPi / omega) ? 2.0 * kTrainSpeed / omega * std::sin(omega * age) : 0.0;
       const double numeric = std::max(0.0, 2.0 * kRadius - (obs.pos(f, 0, 1, 0) - obs.pos(f, 0, 0, 0)));
       max_overlap_err = std::max(max_overlap_err, std::fabs(numeric - analytic));
       for (int c = 0; c < 2; ++c)
@@ -193,17 +197,21 @@ int main(int argc, char** argv) {
     std::printf("Held-out speed %.2f: position RMSE=%.3e\n", kValSpeed, rmse);
 
     // ---- CSV for the figure
-    std::string traj = "time,initial_right_x,fitted_right_x,observed_right_x,validation_prediction_right_x,validation_target_right_x\n";
+    std::string traj =
+        "time,initial_right_x,fitted_right_x,observed_right_x,validation_prediction_right_x,validation_target_right_"
+        "x\n";
     char line[512];
     for (int f = 0; f < kFrames; ++f) {
-      std::snprintf(line, sizeof line, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", kDt * kStride * (f + 1), ini.pos(f, 0, 1, 0),
-                    fitted.pos(f, 0, 1, 0), obs.pos(f, 0, 1, 0), vpred.pos(f, 0, 1, 0), vtar.pos(f, 0, 1, 0));
+      std::snprintf(line, sizeof line, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", kDt * kStride * (f + 1),
+                    ini.pos(f, 0, 1, 0), fitted.pos(f, 0, 1, 0), obs.pos(f, 0, 1, 0), vpred.pos(f, 0, 1, 0),
+                    vtar.pos(f, 0, 1, 0));
       traj += line;
     }
     write_atomic(out + "/stiffness_inference_traj.csv", traj);
     std::string iters = "iteration,stiffness,loss\n";
     for (size_t i = 0; i < fit.history_loss[0].size(); ++i) {
-      std::snprintf(line, sizeof line, "%zu,%.17g,%.17g\n", i, kRef * std::exp(fit.history_theta[0][i]), fit.history_loss[0][i]);
+      std::snprintf(line, sizeof line, "%zu,%.17g,%.17g\n", i, kRef * std::exp(fit.history_theta[0][i]),
+                    fit.history_loss[0][i]);
       iters += line;
     }
     write_atomic(out + "/stiffness_inference_iter.csv", iters);
@@ -214,7 +222,7 @@ int main(int argc, char** argv) {
       std::vector<double> k_true(n_systems), speed(n_systems), th_true(n_systems), th0(n_systems, theta_init);
       for (int s = 0; s < n_systems; ++s) {
         k_true[s] = 15.0 * std::pow(80.0 / 15.0, uniform(11, s));  // log-uniform in [15, 80]
-        speed[s] = 0.3 + 0.4 * uniform(12, s);                      // uniform in [0.3, 0.7]
+        speed[s] = 0.3 + 0.4 * uniform(12, s);                     // uniform in [0.3, 0.7]
         th_true[s] = std::log(k_true[s] / kRef);
       }
       RolloutOptions so = seed_options();
@@ -243,22 +251,27 @@ int main(int argc, char** argv) {
       const double sd = std::sqrt(var / std::max(1, n_systems - 1));
       std::vector<double> srt = rel;
       std::sort(srt.begin(), srt.end());
-      auto q = [&](double p) { return srt[(size_t)std::min<double>(n_systems - 1, std::floor(p * (n_systems - 1) + 0.5))]; };
-      std::printf("Batched fit: %d systems (k_true log-uniform in [15, 80], speed in [0.3, 0.7], noise sigma=%.1e R)\n", n_systems, noise);
+      auto q = [&](double p) {
+        return srt[(size_t)std::min<double>(n_systems - 1, std::floor(p * (n_systems - 1) + 0.5))];
+      };
+      std::printf("Batched fit: %d systems (k_true log-uniform in [15, 80], speed in [0.3, 0.7], noise sigma=%.1e R)\n",
+                  n_systems, noise);
       int n_by[4] = {0, 0, 0, 0};
       long sys_evals = 0;
       for (int s = 0; s < n_systems; ++s) ++n_by[bf.outcome[s] & 3];
       for (int r : bf.round_sizes) sys_evals += r;
-      std::printf("  outcomes: converged %d, max_iterations %d, line_search_stalled %d, error %d\n", n_by[1], n_by[2], n_by[3], n_by[0]);
-      std::printf("  finished without error: %d/%d; iterations mean %.2f max %d; evaluations mean %.2f\n", n_ok, n_systems,
-                  (double)it_sum / n_systems, it_max, (double)ev_sum / n_systems);
-      std::printf("  relative error k_fit/k_true - 1: mean %.3e, sd %.3e, 5%% %.3e, median %.3e, 95%% %.3e\n", mean, sd, q(0.05),
-                  q(0.5), q(0.95));
-      std::printf("  %d batched loss+gradient rounds (first round %d systems); wall %.3f s (engine %.3f s): %.3f ms per round, "
-                  "%.3f ms per system (whole fit), %.2f us engine time per system-evaluation (%ld evaluations)\n",
-                  bf.rounds, bf.round_sizes.empty() ? 0 : bf.round_sizes[0], bf.seconds, bf.engine_seconds,
-                  1e3 * bf.seconds / std::max(1, bf.rounds), 1e3 * bf.seconds / n_systems, 1e6 * bf.engine_seconds / std::max(1L, sys_evals),
-                  sys_evals);
+      std::printf("  outcomes: converged %d, max_iterations %d, line_search_stalled %d, error %d\n", n_by[1], n_by[2],
+                  n_by[3], n_by[0]);
+      std::printf("  finished without error: %d/%d; iterations mean %.2f max %d; evaluations mean %.2f\n", n_ok,
+                  n_systems, (double)it_sum / n_systems, it_max, (double)ev_sum / n_systems);
+      std::printf("  relative error k_fit/k_true - 1: mean %.3e, sd %.3e, 5%% %.3e, median %.3e, 95%% %.3e\n", mean, sd,
+                  q(0.05), q(0.5), q(0.95));
+      std::printf(
+          "  %d batched loss+gradient rounds (first round %d systems); wall %.3f s (engine %.3f s): %.3f ms per round, "
+          "%.3f ms per system (whole fit), %.2f us engine time per system-evaluation (%ld evaluations)\n",
+          bf.rounds, bf.round_sizes.empty() ? 0 : bf.round_sizes[0], bf.seconds, bf.engine_seconds,
+          1e3 * bf.seconds / std::max(1, bf.rounds), 1e3 * bf.seconds / n_systems,
+          1e6 * bf.engine_seconds / std::max(1L, sys_evals), sys_evals);
       {
         std::vector<std::pair<std::string, int>> msgs;
         for (int s = 0; s < n_systems; ++s) {
@@ -272,8 +285,8 @@ int main(int argc, char** argv) {
       check(n_ok == n_systems, "every batched fit finished");
       std::string bc = "k_true,speed,k_fit,loss,iterations,evaluations,outcome\n";
       for (int s = 0; s < n_systems; ++s) {
-        std::snprintf(line, sizeof line, "%.17g,%.17g,%.17g,%.17g,%d,%d,%d\n", k_true[s], speed[s], kRef * std::exp(bf.theta[s]),
-                      bf.loss[s], bf.iterations[s], bf.evaluations[s], bf.outcome[s]);
+        std::snprintf(line, sizeof line, "%.17g,%.17g,%.17g,%.17g,%d,%d,%d\n", k_true[s], speed[s],
+                      kRef * std::exp(bf.theta[s]), bf.loss[s], bf.iterations[s], bf.evaluations[s], bf.outcome[s]);
         bc += line;
       }
       write_atomic(out + "/stiffness_inference_batch.csv", bc);

@@ -65,8 +65,8 @@ class AnyModel {
     Result solve(const Batch& b, const Options& o, Backend backend, const Progress& progress) const override {
       return saltation::solve(model, b, o, backend, progress);
     }
-    Observation observe(const Batch& b, const Options& o, std::vector<ObjectiveSpec> objectives, std::vector<int> design,
-                        Backend backend, const Progress& progress) const override {
+    Observation observe(const Batch& b, const Options& o, std::vector<ObjectiveSpec> objectives,
+                        std::vector<int> design, Backend backend, const Progress& progress) const override {
       return saltation::observe(model, b, o, std::move(objectives), std::move(design), backend, progress);
     }
     Model model;

@@ -7,7 +7,8 @@
 namespace saltation {
 
 // Where a batch runs: the one place that chooses a backend and discovers devices, used by the
-// trajectory solver and the disk engine alike (library saltation_core). Auto picks CUDA when the library was built with it and a device is present.
+// trajectory solver and the disk engine alike (library saltation_core). Auto picks CUDA when the library was built with
+// it and a device is present.
 enum class Backend { Cpu, Cuda, Auto };
 
 Backend parse_backend(const std::string& name);  // "cpu" | "cuda" | "auto"; throws InvalidInput
@@ -17,8 +18,8 @@ const char* backend_name(Backend b);
 // answer (no driver, a driver too old for this runtime, ...). "" when it answered.
 struct CudaDevice {
   std::string name;
-  int major = 0, minor = 0;    // compute capability
-  std::size_t memory = 0;      // bytes
+  int major = 0, minor = 0;  // compute capability
+  std::size_t memory = 0;    // bytes
   int multiprocessors = 0;
 };
 struct CudaDevices {

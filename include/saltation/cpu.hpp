@@ -54,8 +54,7 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
       const RowParams th{row.data(), 1};
       if (options.sensitivities)
         core::integrate_one<true, Output>(model, options, th, static_cast<std::size_t>(i), out);
-      else
-        core::integrate_one<false, Output>(model, options, th, static_cast<std::size_t>(i), out);
+      else core::integrate_one<false, Output>(model, options, th, static_cast<std::size_t>(i), out);
       counter.one_done();
     }
   }

@@ -18,7 +18,10 @@ namespace saltation::cuda {
 class ChunkFailure : public CudaError {
  public:
   ChunkFailure(const CudaError& failure, std::size_t completed, std::size_t rows)
-      : CudaError(failure), completed_(completed), rows_(rows), cause_(cause_of(failure)),
+      : CudaError(failure),
+        completed_(completed),
+        rows_(rows),
+        cause_(cause_of(failure)),
         message_(cause_ + "; rows [0, " + std::to_string(completed) + ") of " + std::to_string(rows) +
                  " had completed") {}
   const char* what() const noexcept override { return message_.c_str(); }

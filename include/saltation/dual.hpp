@@ -93,9 +93,21 @@ struct Dual {
     for (int k = 0; k < D; ++k) r.d[k] = (a.d[k] - r.v * b.d[k]) * inv;
     return r;
   }
-  friend SALTATION_HD Dual operator+(const Dual& a, double b) { Dual r = a; r.v = a.v + b; return r; }
-  friend SALTATION_HD Dual operator+(double a, const Dual& b) { Dual r = b; r.v = a + b.v; return r; }
-  friend SALTATION_HD Dual operator-(const Dual& a, double b) { Dual r = a; r.v = a.v - b; return r; }
+  friend SALTATION_HD Dual operator+(const Dual& a, double b) {
+    Dual r = a;
+    r.v = a.v + b;
+    return r;
+  }
+  friend SALTATION_HD Dual operator+(double a, const Dual& b) {
+    Dual r = b;
+    r.v = a + b.v;
+    return r;
+  }
+  friend SALTATION_HD Dual operator-(const Dual& a, double b) {
+    Dual r = a;
+    r.v = a.v - b;
+    return r;
+  }
   friend SALTATION_HD Dual operator-(double a, const Dual& b) {
     Dual r;
     r.v = a - b.v;
@@ -295,14 +307,14 @@ SALTATION_HD Dual<D> fmax(const Dual<D>& a, const Dual<D>& b) {
   return r;
 }
 
-#define SALTATION_DUAL_MIXED_ARGUMENTS(f)                                                               \
-  template <int D>                                                                                    \
-  SALTATION_HD Dual<D> f(const Dual<D>& a, double b) {                                                \
-    return f(a, Dual<D>(b));                                                                          \
-  }                                                                                                   \
-  template <int D>                                                                                    \
-  SALTATION_HD Dual<D> f(double a, const Dual<D>& b) {                                                \
-    return f(Dual<D>(a), b);                                                                          \
+#define SALTATION_DUAL_MIXED_ARGUMENTS(f)              \
+  template <int D>                                     \
+  SALTATION_HD Dual<D> f(const Dual<D>& a, double b) { \
+    return f(a, Dual<D>(b));                           \
+  }                                                    \
+  template <int D>                                     \
+  SALTATION_HD Dual<D> f(double a, const Dual<D>& b) { \
+    return f(Dual<D>(a), b);                           \
   }
 SALTATION_DUAL_MIXED_ARGUMENTS(atan2)
 SALTATION_DUAL_MIXED_ARGUMENTS(pow)

@@ -14,7 +14,10 @@ class InvalidInput : public std::invalid_argument {
   // An error at a place in a text input (a JSON syntax error): 1-based line and column.
   InvalidInput(std::string parameter, long row, long line, long column, const std::string& what)
       : std::invalid_argument(compose(parameter, row, line, column, what)),
-        parameter_(std::move(parameter)), row_(row), line_(line), column_(column) {}
+        parameter_(std::move(parameter)),
+        row_(row),
+        line_(line),
+        column_(column) {}
   const std::string& parameter() const { return parameter_; }
   long row() const { return row_; }
   long line() const { return line_; }      // 0 when the error has no place in a text
@@ -23,7 +26,8 @@ class InvalidInput : public std::invalid_argument {
  private:
   static std::string compose(const std::string& parameter, long row, long line, long column, const std::string& what) {
     std::string place = row >= 0 ? "row " + std::to_string(row) : "";
-    if (line > 0) place += (place.empty() ? "" : ", ") + ("line " + std::to_string(line) + ", column " + std::to_string(column));
+    if (line > 0)
+      place += (place.empty() ? "" : ", ") + ("line " + std::to_string(line) + ", column " + std::to_string(column));
     std::string s = "invalid input: " + parameter;
     if (!place.empty()) s += " (" + place + ")";
     return s + ": " + what;
@@ -36,8 +40,7 @@ class InvalidInput : public std::invalid_argument {
 // A file that cannot be read or written (missing, unwritable, disk full), with its path.
 class IoError : public std::runtime_error {
  public:
-  IoError(std::string path, const std::string& what)
-      : std::runtime_error(path + ": " + what), path_(std::move(path)) {}
+  IoError(std::string path, const std::string& what) : std::runtime_error(path + ": " + what), path_(std::move(path)) {}
   const std::string& path() const { return path_; }
 
  private:

@@ -20,7 +20,8 @@ inline bool interrupt_requested() { return interrupt_request().load(std::memory_
 class Interrupted : public std::runtime_error {
  public:
   explicit Interrupted(int signal)
-      : std::runtime_error("interrupted (signal " + std::to_string(signal) + ") before the run finished; nothing was written"),
+      : std::runtime_error("interrupted (signal " + std::to_string(signal) +
+                           ") before the run finished; nothing was written"),
         signal_(signal) {}
   int signal() const { return signal_; }
 

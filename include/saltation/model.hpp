@@ -88,11 +88,11 @@ struct has_guard_exclusion<Model, std::void_t<decltype(std::declval<const Model&
 template <class Model, class = void>
 struct has_departure_exclusion : std::false_type {};
 template <class Model>
-struct has_departure_exclusion<Model, std::void_t<decltype(std::declval<const Model&>().departure_excluded(
-                                          0, 0, static_cast<const double*>(nullptr), 0.0,
-                                          static_cast<const double*>(nullptr), 0.0, 0.0,
-                                          std::declval<const RowParams&>(),
-                                          std::declval<const Model&>().guard_summary(std::declval<const RowParams&>())))>>
+struct has_departure_exclusion<Model,
+                               std::void_t<decltype(std::declval<const Model&>().departure_excluded(
+                                   0, 0, static_cast<const double*>(nullptr), 0.0, static_cast<const double*>(nullptr),
+                                   0.0, 0.0, std::declval<const RowParams&>(),
+                                   std::declval<const Model&>().guard_summary(std::declval<const RowParams&>())))>>
     : std::true_type {};
 
 template <class Model, class = void>
@@ -120,8 +120,9 @@ struct has_event_partials<Model, std::void_t<decltype(std::declval<const Model&>
 template <class Model, class Context, class = void>
 struct has_context_guard_gradient : std::false_type {};
 template <class Model, class Context>
-struct has_context_guard_gradient<Model, Context, std::void_t<decltype(std::declval<const Model&>().event_guard_gradient(
-                                                      std::declval<const Context&>(), static_cast<double*>(nullptr)))>>
+struct has_context_guard_gradient<Model, Context,
+                                  std::void_t<decltype(std::declval<const Model&>().event_guard_gradient(
+                                      std::declval<const Context&>(), static_cast<double*>(nullptr)))>>
     : std::true_type {};
 
 template <class Model, class = void>
@@ -155,7 +156,8 @@ struct guard_summary_of {
   static constexpr bool present = false;
 };
 template <class Model, class Th>
-struct guard_summary_of<Model, Th, std::void_t<decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()))>> {
+struct guard_summary_of<Model, Th,
+                        std::void_t<decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()))>> {
   using type = decltype(std::declval<const Model&>().guard_summary(std::declval<const Th&>()));
   static constexpr bool present = true;
 };

@@ -68,7 +68,8 @@ inline Options normalize_options(const Options& in) {
   if (!positive(o.dt)) throw InvalidInput("options.dt", -1, "must be finite and > 0");
   // t_final 0 would take no step at all, and dt > t_final is refused below: never run silently.
   if (!positive(o.t_final)) throw InvalidInput("options.t_final", -1, "must be finite and > 0");
-  if (!(std::isfinite(o.v_stop) && o.v_stop >= 0.0)) throw InvalidInput("options.v_stop", -1, "must be finite and >= 0");
+  if (!(std::isfinite(o.v_stop) && o.v_stop >= 0.0))
+    throw InvalidInput("options.v_stop", -1, "must be finite and >= 0");
   if (o.event_capacity < 0) throw InvalidInput("options.event_capacity", -1, "must be >= 0");
   if (o.probes < 0 || o.probes > 64) throw InvalidInput("options.probes", -1, "must be in [0, 64]");
   if (!positive(o.time_tol)) throw InvalidInput("options.time_tol", -1, "must be finite and > 0");
@@ -78,8 +79,9 @@ inline Options normalize_options(const Options& in) {
   if (!(std::isfinite(o.zeno_window) && o.zeno_window >= 0.0))
     throw InvalidInput("options.zeno_window", -1, "must be finite and >= 0 (0 means one step)");
   if (o.threads < 0 || o.threads > max_threads())
-    throw InvalidInput("options.threads", -1, std::to_string(o.threads) + " is outside [0, " + std::to_string(max_threads()) +
-                                                  "] (0: OpenMP's default; at most 4x the hardware threads)");
+    throw InvalidInput("options.threads", -1,
+                       std::to_string(o.threads) + " is outside [0, " + std::to_string(max_threads()) +
+                           "] (0: OpenMP's default; at most 4x the hardware threads)");
   if (o.max_steps < 1) throw InvalidInput("options.max_steps", -1, "must be >= 1");
   // One step over the whole horizon is never what was meant (dt = 1e300, say): refused, not clipped.
   if (o.dt > o.t_final) {
@@ -90,8 +92,10 @@ inline Options normalize_options(const Options& in) {
   const double steps = std::ceil(o.t_final / o.dt);
   if (steps > static_cast<double>(o.max_steps)) {
     char what[200];
-    std::snprintf(what, sizeof what, "t_final / dt = %g / %g = %.3g steps per trajectory exceed max_steps = %lld; "
-                  "raise dt or options.max_steps", o.t_final, o.dt, steps, o.max_steps);
+    std::snprintf(what, sizeof what,
+                  "t_final / dt = %g / %g = %.3g steps per trajectory exceed max_steps = %lld; "
+                  "raise dt or options.max_steps",
+                  o.t_final, o.dt, steps, o.max_steps);
     throw InvalidInput("options.dt", -1, what);
   }
   o.locate_iterations = locate_iterations_for(o.dt / (o.probes + 1), o.time_tol);

@@ -13,8 +13,8 @@ namespace saltation {
 // A documented configuration key of a built-in model.
 struct ConfigKey {
   std::string key, meaning;
-  nlohmann::json fallback;            // the default
-  std::vector<std::string> choices;   // for string keys
+  nlohmann::json fallback;           // the default
+  std::vector<std::string> choices;  // for string keys
 };
 
 struct RegisteredModel {

@@ -36,10 +36,23 @@ struct Result {
 
   Result() = default;
   Result(std::size_t n_, int N_, int P_, int C_, bool sens)
-      : n(n_), N(N_), P(P_), C(C_), sensitivities(sens), status(n_, 0), n_events(n_, 0),
-        ev_guard(n_ * C_, -1), ev_flags(n_ * C_, 0), t_end(n_, 0.0), qf(n_ * N_, 0.0), ev_t(n_ * C_, 0.0),
-        ev_q(n_ * C_ * N_, 0.0), ev_q_plus(n_ * C_ * N_, 0.0), dqf(sens ? n_ * N_ * P_ : 0, 0.0),
-        ev_dt(sens ? n_ * C_ * P_ : 0, 0.0), ev_dq(sens ? n_ * C_ * N_ * P_ : 0, 0.0) {}
+      : n(n_),
+        N(N_),
+        P(P_),
+        C(C_),
+        sensitivities(sens),
+        status(n_, 0),
+        n_events(n_, 0),
+        ev_guard(n_ * C_, -1),
+        ev_flags(n_ * C_, 0),
+        t_end(n_, 0.0),
+        qf(n_ * N_, 0.0),
+        ev_t(n_ * C_, 0.0),
+        ev_q(n_ * C_ * N_, 0.0),
+        ev_q_plus(n_ * C_ * N_, 0.0),
+        dqf(sens ? n_ * N_ * P_ : 0, 0.0),
+        ev_dt(sens ? n_ * C_ * P_ : 0, 0.0),
+        ev_dq(sens ? n_ * C_ * N_ * P_ : 0, 0.0) {}
   ResultView view() {
     ResultView v = shape();
     zip_arrays(*this, v, [](auto& array, auto& pointer) { pointer = array.data(); });
@@ -85,7 +98,8 @@ struct Observation {
   Observation() = default;
   Observation(std::size_t n_, std::vector<ObjectiveSpec> objectives_, std::vector<int> design_)
       : n(n_), objectives(std::move(objectives_)), design(std::move(design_)), status(n_, 0), n_events(n_, 0) {
-    for (const ObjectiveSpec& o : objectives) n_outputs += 1 + (o.differentiable() ? static_cast<int>(design.size()) : 0);
+    for (const ObjectiveSpec& o : objectives)
+      n_outputs += 1 + (o.differentiable() ? static_cast<int>(design.size()) : 0);
     values.assign(n * n_outputs, 0.0);
   }
   // The view's sizes and objective lists, with no arrays yet.

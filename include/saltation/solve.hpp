@@ -33,8 +33,9 @@ constexpr long long kValidateRowsPerThread = 16384;
 template <class Model>
 void validate_batch(const Model& model, const Batch& batch, int threads = 0) {
   if (batch.P != Model::P)
-    throw InvalidInput("theta", -1, "rows have " + std::to_string(batch.P) + " entries, " + Model::name +
-                                        " needs " + std::to_string(Model::P));
+    throw InvalidInput(
+        "theta", -1,
+        "rows have " + std::to_string(batch.P) + " entries, " + Model::name + " needs " + std::to_string(Model::P));
   const long long n = static_cast<long long>(batch.n);
   const long long wanted = threads > 0 ? threads : omp_get_max_threads();
   const int team = static_cast<int>(std::max(1LL, std::min(wanted, n / kValidateRowsPerThread)));

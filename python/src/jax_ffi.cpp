@@ -83,18 +83,19 @@ ffi::Error guarded(F&& f) {
 
 // theta (*groups, n, P), float64; `columns`: result-table names, one per output, in order;
 // `options`: the solve options as JSON text (sensitivities on when a derivative is asked for).
-ffi::Error solve_to_buffers(std::string_view model, std::string_view config, std::string_view options, std::string_view backend,
-                 std::string_view columns, ffi::Buffer<ffi::F64> theta, ffi::RemainingRets outputs) {
+ffi::Error solve_to_buffers(std::string_view model, std::string_view config, std::string_view options,
+                            std::string_view backend, std::string_view columns, ffi::Buffer<ffi::F64> theta,
+                            ffi::RemainingRets outputs) {
   return guarded([&]() -> ffi::Error {
     const auto dims = theta.dimensions();
     if (dims.size() < 2) return ffi::Error::InvalidArgument("saltation_solve: theta must be (..., n, P)");
     const std::size_t P = static_cast<std::size_t>(dims[dims.size() - 1]);
     const std::size_t n = static_cast<std::size_t>(dims[dims.size() - 2]);
     const std::size_t groups = product(dims, 0, dims.size() - 2);
-    const SolveSetup setup = solve_setup(std::string(model), std::string(config), std::string(options),
-                                         std::string(backend));
-    const Batch batch = batch_from_rows(theta.typed_data(), groups * n, static_cast<int>(P),
-                                        static_cast<std::int64_t>(P), 1);
+    const SolveSetup setup =
+        solve_setup(std::string(model), std::string(config), std::string(options), std::string(backend));
+    const Batch batch =
+        batch_from_rows(theta.typed_data(), groups * n, static_cast<int>(P), static_cast<std::int64_t>(P), 1);
     const auto start = std::chrono::steady_clock::now();
     Result result = setup.model.solve(batch, setup.options, setup.backend);
     solve_stats().last_seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -126,8 +127,7 @@ struct ProductShape {
   std::size_t GJ, M, K, P, n;
 };
 
-ffi::ErrorOr<ProductShape> product_shape(const ffi::Buffer<ffi::F64>& J, const ffi::Buffer<ffi::F64>& x,
-                                         bool x_has_P) {
+ffi::ErrorOr<ProductShape> product_shape(const ffi::Buffer<ffi::F64>& J, const ffi::Buffer<ffi::F64>& x, bool x_has_P) {
   const auto dims = J.dimensions();
   if (dims.size() < 3) return ffi::Unexpected(ffi::Error::InvalidArgument("J must be (..., K, P, n)"));
   ProductShape s{product(dims, 0, dims.size() - 3), 0, static_cast<std::size_t>(dims[dims.size() - 3]),
@@ -193,29 +193,28 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(saltation_solve_handler, solve_to_buffers,
                                   .Attr<std::string_view>("columns")
                                   .Arg<ffi::Buffer<ffi::F64>>()
                                   .RemainingRets());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(saltation_jacobian_times_handler, jacobian_times,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::Buffer<ffi::F64>>()
-                                  .Arg<ffi::Buffer<ffi::F64>>()
-                                  .Ret<ffi::Buffer<ffi::F64>>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(saltation_jacobian_transpose_times_handler, jacobian_transpose_times,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::Buffer<ffi::F64>>()
-                                  .Arg<ffi::Buffer<ffi::F64>>()
-                                  .Ret<ffi::Buffer<ffi::F64>>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    saltation_jacobian_times_handler, jacobian_times,
+    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F64>>().Arg<ffi::Buffer<ffi::F64>>().Ret<ffi::Buffer<ffi::F64>>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    saltation_jacobian_transpose_times_handler, jacobian_transpose_times,
+    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F64>>().Arg<ffi::Buffer<ffi::F64>>().Ret<ffi::Buffer<ffi::F64>>());
 
 void bind_jax_ffi(nb::module_& m) {
-  m.def("jax_ffi_targets", [] {
-    nb::dict targets;
-    targets["saltation_solve"] = nb::capsule(reinterpret_cast<void*>(&saltation_solve_handler));
-    targets["saltation_jacobian_times"] = nb::capsule(reinterpret_cast<void*>(&saltation_jacobian_times_handler));
-    targets["saltation_jacobian_transpose_times"] =
-        nb::capsule(reinterpret_cast<void*>(&saltation_jacobian_transpose_times_handler));
-    return targets;
-  }, "The XLA FFI targets of saltation.jax: name -> capsule of the handler");
-  m.def("jax_solve_stats", [] {
-    return nb::make_tuple(solve_stats().count.load(), solve_stats().last_seconds.load());
-  }, "(native solves run by saltation_solve so far, the library's seconds in the latest)");
+  m.def(
+      "jax_ffi_targets",
+      [] {
+        nb::dict targets;
+        targets["saltation_solve"] = nb::capsule(reinterpret_cast<void*>(&saltation_solve_handler));
+        targets["saltation_jacobian_times"] = nb::capsule(reinterpret_cast<void*>(&saltation_jacobian_times_handler));
+        targets["saltation_jacobian_transpose_times"] =
+            nb::capsule(reinterpret_cast<void*>(&saltation_jacobian_transpose_times_handler));
+        return targets;
+      },
+      "The XLA FFI targets of saltation.jax: name -> capsule of the handler");
+  m.def(
+      "jax_solve_stats", [] { return nb::make_tuple(solve_stats().count.load(), solve_stats().last_seconds.load()); },
+      "(native solves run by saltation_solve so far, the library's seconds in the latest)");
 }
 
 }  // namespace saltation::python

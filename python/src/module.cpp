@@ -10,8 +10,8 @@
 #include "bridge.hpp"
 #include "saltation/backend.hpp"
 #include "saltation/errors.hpp"
-#include "saltation/io/files.hpp"
 #include "saltation/interrupt.hpp"
+#include "saltation/io/files.hpp"
 #include "saltation/options.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/status.hpp"
@@ -87,9 +87,9 @@ nb::list models() {
 nb::list options() {
   nb::list all;
   Options defaults;
-  for_each_option([&](const char* name, const char* meaning, const auto& member) {
-    all.append(nb::make_tuple(name, meaning, member));
-  }, defaults);
+  for_each_option([&](const char* name, const char* meaning,
+                      const auto& member) { all.append(nb::make_tuple(name, meaning, member)); },
+                  defaults);
   return all;
 }
 
@@ -124,7 +124,8 @@ NB_MODULE(_saltation, m) {
     error_types() = ErrorTypes{std::move(invalid_input), std::move(io_error), std::move(cuda_error)};
   });
   nb::register_exception_translator(translate_error);
-  m.def("models", &models, "The built-in models: name, states, guards, parameters (name, domain), config keys, variants");
+  m.def("models", &models,
+        "The built-in models: name, states, guards, parameters (name, domain), config keys, variants");
   m.def("model_info", &model_info, nb::arg("name"), nb::arg("config_json"),
         "A configured model: name, N, P, M, state_names, param_names, param_domains, config");
   m.def("options", &options, "Every solve option as (name, meaning, default)");

@@ -28,9 +28,9 @@ struct Solved {
 };
 
 std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::string& model_name,
-                                                                const std::string& config_json, const Rows& theta,
-                                                                const std::string& options_json,
-                                                                const std::string& backend, nb::object progress) {
+                                                                 const std::string& config_json, const Rows& theta,
+                                                                 const std::string& options_json,
+                                                                 const std::string& backend, nb::object progress) {
   const SolveSetup setup = solve_setup(model_name, config_json, options_json, backend);
   const Batch batch = batch_from_rows(theta, setup.model.info().P);
   PythonProgress bridge(std::move(progress));
@@ -79,38 +79,42 @@ void mark_unreached_events(Result& r, bool derivatives_too) {
 
 void bind_solve(nb::module_& m) {
   nb::class_<Solved>(m, "Solved", "A solved batch (the arrays' owner) and its derivative products")
-      .def_prop_ro("output_size", [](const Solved& s) { return output_size(s.result); },
-                   "R = N + C (1 + N): y = [qf, then per event slot: t_e, q-_e]")
-      .def("outputs", [](const Solved& s) { return soa_array(outputs(s.result), s.result.n, {output_size(s.result)}); },
-           "y, (n, R); unreached event slots 0")
-      .def("jacobian",
-           [](const Solved& s) {
-             return soa_array(jacobian(s.result), s.result.n, {output_size(s.result), s.result.P});
-           },
-           "dy/dtheta, (n, R, P)")
-      .def("jvp",
-           [](const Solved& s, const Rows& v) {
-             return soa_array(jvp(s.result, soa_from_rows(v, s.result.P, "v")), s.result.n, {output_size(s.result)});
-           },
-           nb::arg("v"), "J v for tangents v (n, P): (n, R)")
-      .def("vjp",
-           [](const Solved& s, const Rows& w) {
-             return soa_array(vjp(s.result, soa_from_rows(w, output_size(s.result), "w")), s.result.n, {s.result.P});
-           },
-           nb::arg("w"), "w^T J for cotangents w (n, R): (n, P)")
-      .def("landing",
-           [](const Solved& s, int impact, int coordinate, double target, std::vector<double> qf_weights,
-              std::vector<double> qf_target) {
-             const ObjectiveValues v =
-                 evaluate(LandingObjective{impact, coordinate, target, std::move(qf_weights), std::move(qf_target)},
-                          s.result);
-             return nb::make_tuple(soa_array(v.value, s.result.n, {}), soa_array(v.gradient, s.result.n, {s.result.P}));
-           },
-           nb::arg("impact"), nb::arg("coordinate"), nb::arg("target"), nb::arg("qf_weights"), nb::arg("qf_target"),
-           "products.hpp's LandingObjective: (value (n,), gradient (n, P))");
+      .def_prop_ro(
+          "output_size", [](const Solved& s) { return output_size(s.result); },
+          "R = N + C (1 + N): y = [qf, then per event slot: t_e, q-_e]")
+      .def(
+          "outputs", [](const Solved& s) { return soa_array(outputs(s.result), s.result.n, {output_size(s.result)}); },
+          "y, (n, R); unreached event slots 0")
+      .def(
+          "jacobian",
+          [](const Solved& s) {
+            return soa_array(jacobian(s.result), s.result.n, {output_size(s.result), s.result.P});
+          },
+          "dy/dtheta, (n, R, P)")
+      .def(
+          "jvp",
+          [](const Solved& s, const Rows& v) {
+            return soa_array(jvp(s.result, soa_from_rows(v, s.result.P, "v")), s.result.n, {output_size(s.result)});
+          },
+          nb::arg("v"), "J v for tangents v (n, P): (n, R)")
+      .def(
+          "vjp",
+          [](const Solved& s, const Rows& w) {
+            return soa_array(vjp(s.result, soa_from_rows(w, output_size(s.result), "w")), s.result.n, {s.result.P});
+          },
+          nb::arg("w"), "w^T J for cotangents w (n, R): (n, P)")
+      .def(
+          "landing",
+          [](const Solved& s, int impact, int coordinate, double target, std::vector<double> qf_weights,
+             std::vector<double> qf_target) {
+            const ObjectiveValues v = evaluate(
+                LandingObjective{impact, coordinate, target, std::move(qf_weights), std::move(qf_target)}, s.result);
+            return nb::make_tuple(soa_array(v.value, s.result.n, {}), soa_array(v.gradient, s.result.n, {s.result.P}));
+          },
+          nb::arg("impact"), nb::arg("coordinate"), nb::arg("target"), nb::arg("qf_weights"), nb::arg("qf_target"),
+          "products.hpp's LandingObjective: (value (n,), gradient (n, P))");
   m.def("solve", &solve, nb::arg("model"), nb::arg("config_json"), nb::arg("theta"), nb::arg("options_json"),
-        nb::arg("backend"), nb::arg("progress").none(),
-        "Solve theta rows (n, P); returns (Solved, arrays, meta JSON)");
+        nb::arg("backend"), nb::arg("progress").none(), "Solve theta rows (n, P); returns (Solved, arrays, meta JSON)");
 }
 
 }  // namespace saltation::python

@@ -68,7 +68,8 @@ std::tuple<nb::dict, std::string> disks(const std::string& request_json, const s
   if (r.mode == dem::DisksMode::Rollout) {
     run->rollout = bridge.run([&] {
       const Progress hook = bridge.hook();
-      return r.loss ? dem::rollout(r.batch, r.options, *r.loss, used, hook) : dem::rollout(r.batch, r.options, used, hook);
+      return r.loss ? dem::rollout(r.batch, r.options, *r.loss, used, hook)
+                    : dem::rollout(r.batch, r.options, used, hook);
     });
     run->table = std::make_unique<io::ArrayTable>(dem::rollout_table(r, run->rollout, used));
   } else {

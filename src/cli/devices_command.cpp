@@ -14,8 +14,8 @@ void add_devices_command(CLI::App& app) {
     const CudaDevices d = query_cuda_devices();
     std::cout << "CUDA backend compiled: " << (cuda_compiled() ? "yes" : "no") << "\n";
     if (d.runtime_version || d.driver_version)
-      std::cout << "CUDA runtime " << d.runtime_version / 1000 << "." << d.runtime_version % 1000 / 10 << ", driver supports "
-                << d.driver_version / 1000 << "." << d.driver_version % 1000 / 10 << "\n";
+      std::cout << "CUDA runtime " << d.runtime_version / 1000 << "." << d.runtime_version % 1000 / 10
+                << ", driver supports " << d.driver_version / 1000 << "." << d.driver_version % 1000 / 10 << "\n";
     for (std::size_t i = 0; i < d.devices.size(); ++i) {
       const CudaDevice& g = d.devices[i];
       std::cout << "device " << i << ": " << g.name << ", compute capability " << g.major << "." << g.minor << ", "

@@ -38,11 +38,12 @@ void add_disks_command(CLI::App& app) {
   cmd->add_option("-f,--format", args->format, "json, npy or csv")->check(CLI::IsMember({"json", "npy", "csv"}));
   cmd->add_option("-b,--backend", args->backend, "cpu, cuda or auto (overrides the request)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  cmd->add_option_function<double>("--dt", [args](double v) { args->overrides.dt = v; }, "time step (overrides the request)");
-  cmd->add_option_function<int>("--n-frames", [args](int v) { args->overrides.n_frames = v; },
-                                "frames (overrides the request)");
-  cmd->add_option_function<int>("--stride", [args](int v) { args->overrides.stride = v; },
-                                "steps per frame (overrides the request)");
+  cmd->add_option_function<double>(
+      "--dt", [args](double v) { args->overrides.dt = v; }, "time step (overrides the request)");
+  cmd->add_option_function<int>(
+      "--n-frames", [args](int v) { args->overrides.n_frames = v; }, "frames (overrides the request)");
+  cmd->add_option_function<int>(
+      "--stride", [args](int v) { args->overrides.stride = v; }, "steps per frame (overrides the request)");
   cmd->add_flag("--progress", args->progress, "Report progress on standard error (rollouts)");
   cmd->callback([args] { run_disks(*args); });
 }

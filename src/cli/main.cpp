@@ -65,8 +65,9 @@ int main(int argc, char** argv) {
   CLI::App app{"saltation: batched hybrid-system trajectories with exact event-aware sensitivities"};
   app.set_version_flag("--version", SALTATION_VERSION_STRING);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error, "
-             "130 / 143 interrupted by SIGINT / SIGTERM (nothing written, unless --keep-partial).");
+  app.footer(
+      "Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error, "
+      "130 / 143 interrupted by SIGINT / SIGTERM (nothing written, unless --keep-partial).");
   add_solve_command(app);
   add_disks_command(app);
   add_models_command(app);

@@ -22,7 +22,7 @@ void add_models_command(CLI::App& app) {
         config[k.key] = {{"default", k.fallback}, {"meaning", k.meaning}};
         if (!k.choices.empty()) config[k.key]["choices"] = k.choices;
       }
-      nlohmann::json entry{{"name", m.name},  {"states", m.state_names}, {"guards", m.M},
+      nlohmann::json entry{{"name", m.name},   {"states", m.state_names},    {"guards", m.M},
                            {"config", config}, {"params", info.param_names}, {"param_domains", info.param_domains}};
       if (!m.variant_key.empty()) entry["variants"] = {{"key", m.variant_key}, {"values", m.variants}};
       all.push_back(entry);

@@ -32,7 +32,7 @@ struct SolveArgs {
   bool summary = false;
   bool progress = false;
   bool keep_partial = false;
-  Options overrides;               // values of the option flags given
+  Options overrides;                  // values of the option flags given
   std::map<std::string, bool> given;  // which option flags were given
 };
 
@@ -92,16 +92,19 @@ void run_solve(const SolveArgs& a) {
   if (a.format != "json" && a.out.empty()) throw InvalidInput("out", -1, "--format " + a.format + " needs --out");
   if (a.keep_partial && a.format != "npy")
     throw InvalidInput("keep-partial", -1, "needs --format npy: JSON and CSV are written whole at the end");
-  const std::uint64_t requested_budget = a.memory_budget.empty() ? 0 : io::parse_bytes("--memory-budget", a.memory_budget);
+  const std::uint64_t requested_budget =
+      a.memory_budget.empty() ? 0 : io::parse_bytes("--memory-budget", a.memory_budget);
   const nlohmann::json request = io::read_json_file(a.input);
   const io::ModelChoice choice = io::parse_model_choice(request);
   const AnyModel model = configure_builtin_model(choice.name, choice.config);
   const ModelInfo& info = model.info();
   io::SolveRequest req = io::parse_solve_request(request, info);
   // Flags override the file's options member by member, before normalisation.
-  for_each_option([&](const char* name, const char*, auto& member, const auto& flag) {
-    if (a.given.count(name)) member = flag;
-  }, req.options, a.overrides);
+  for_each_option(
+      [&](const char* name, const char*, auto& member, const auto& flag) {
+        if (a.given.count(name)) member = flag;
+      },
+      req.options, a.overrides);
   if (!a.backend.empty()) req.backend = parse_backend(a.backend);
   const Options options = normalize_given(req.options, a.given);
   const Backend used = resolve_backend(req.backend);
@@ -191,27 +194,31 @@ void add_solve_command(CLI::App& app) {
                   "json (one file), npy (PREFIX.json + PREFIX_<array>.npy; needs --out PREFIX) or csv (one line per "
                   "trajectory; needs --out)")
       ->check(CLI::IsMember({"json", "npy", "csv"}));
-  cmd->add_option("--memory-budget", args->memory_budget,
-                  "With --format npy: bytes for one chunk of trajectories, solved and written before the next (e.g. "
-                  "512M, 2G; default 1G on the CPU, a quarter of the GPU's); with json or csv: the most the results may take");
+  cmd->add_option(
+      "--memory-budget", args->memory_budget,
+      "With --format npy: bytes for one chunk of trajectories, solved and written before the next (e.g. "
+      "512M, 2G; default 1G on the CPU, a quarter of the GPU's); with json or csv: the most the results may take");
   cmd->add_flag("--summary", args->summary, "Print a readable summary (instead of the JSON when no --out)");
   cmd->add_flag("--progress", args->progress, "Report progress on standard error");
   cmd->add_flag("--keep-partial", args->keep_partial,
                 "With --format npy: when interrupted or on a CUDA failure, keep the chunks already written as "
                 "PREFIX.partial.json and PREFIX.partial_<array>.npy (marked \"partial\") instead of nothing");
   // One flag per option (options.hpp), --t-final for t_final; a flag overrides the file.
-  for_each_option([&](const char* name, const char* meaning, auto& member) {
-    std::string flag = std::string("--") + name;
-    for (auto& ch : flag)
-      if (ch == '_') ch = '-';
-    const std::string key = name;
-    const std::string help = std::string("Override options.") + name + ": " + meaning;
-    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
-      cmd->add_flag_callback(flag, [args, key, &member] { member = true, args->given[key] = true; }, help);
-    else
-      cmd->add_option_function<std::decay_t<decltype(member)>>(
-          flag, [args, key, &member](const auto& v) { member = v, args->given[key] = true; }, help);
-  }, args->overrides);
+  for_each_option(
+      [&](const char* name, const char* meaning, auto& member) {
+        std::string flag = std::string("--") + name;
+        for (auto& ch : flag)
+          if (ch == '_') ch = '-';
+        const std::string key = name;
+        const std::string help = std::string("Override options.") + name + ": " + meaning;
+        if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+          cmd->add_flag_callback(
+              flag, [args, key, &member] { member = true, args->given[key] = true; }, help);
+        else
+          cmd->add_option_function<std::decay_t<decltype(member)>>(
+              flag, [args, key, &member](const auto& v) { member = v, args->given[key] = true; }, help);
+      },
+      args->overrides);
   cmd->callback([args] { run_solve(*args); });
 }
 

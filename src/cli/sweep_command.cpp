@@ -120,8 +120,12 @@ std::string summary_text(const json& s, const std::string& dir) {
 
 // mpi_ranks: the ranks of an MPI run (0: not one).
 json provenance(const json& header, const sweep::StudyRun& run, Backend used, double seconds, int mpi_ranks = 0) {
-  json p = {{"version", version()},         {"git_hash", git_hash()},    {"backend", backend_name(used)},
-            {"seed", header.at("seed")},    {"samples", header.at("samples")}, {"options", header.at("options")},
+  json p = {{"version", version()},
+            {"git_hash", git_hash()},
+            {"backend", backend_name(used)},
+            {"seed", header.at("seed")},
+            {"samples", header.at("samples")},
+            {"options", header.at("options")},
             {"shard", std::to_string(run.shard) + "/" + std::to_string(run.n_shards)},
             {"wall_seconds", seconds}};
   if (mpi_ranks > 0) p["mpi_ranks"] = mpi_ranks;
@@ -147,9 +151,8 @@ std::string iterate_text(const sweep::DesignIterate& it, const std::vector<std::
   std::string estimators;
   for (const std::string& e : p.estimators)
     if (estimators.find(e) == std::string::npos) estimators += (estimators.empty() ? "" : ", ") + e;
-  t << "  mean " << fixed(p.mean) << "  sd " << fixed(p.sd) << "  |grad| " << fixed(p.projected_gradient_norm)
-    << " (" << estimators << ")  discontinuous near "
-    << fixed(100.0 * p.discontinuity_fraction) << " %";
+  t << "  mean " << fixed(p.mean) << "  sd " << fixed(p.sd) << "  |grad| " << fixed(p.projected_gradient_norm) << " ("
+    << estimators << ")  discontinuous near " << fixed(100.0 * p.discontinuity_fraction) << " %";
   if (p.n_undefined > 0) t << "  (undefined in " << p.n_undefined << ")";
   t << "  [" << it.evaluations << " sweeps]\n";
   return t.str();
@@ -167,7 +170,8 @@ void announce_optimization(const SweepSetup& s) {
 }
 
 sweep::DesignProgress print_iterate(const SweepSetup& s) {
-  return [names = design_names(s)](const sweep::DesignIterate& it) { std::cout << iterate_text(it, names) << std::flush; };
+  return
+      [names = design_names(s)](const sweep::DesignIterate& it) { std::cout << iterate_text(it, names) << std::flush; };
 }
 
 void report_optimization(const SweepSetup& s, const sweep::RobustDesignResult& result, double seconds,
@@ -242,7 +246,8 @@ void run_sweep(const SweepArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   if (a.optimize) {
     announce_optimization(s);
-    const sweep::RobustDesignResult result = sweep::optimize_design(s.model, s.study, s.settings, s.run, print_iterate(s));
+    const sweep::RobustDesignResult result =
+        sweep::optimize_design(s.model, s.study, s.settings, s.run, print_iterate(s));
     return report_optimization(s, result, seconds_since(start), a.out, 0);
   }
   auto run_provenance = [&](const sweep::StudyResult& r) {
@@ -347,9 +352,10 @@ std::vector<sweep::BlockRange> missing_blocks(const std::vector<sweep::PartialFi
   for (const sweep::PartialFile& f : files) {
     const sweep::BlockRange& b = f.result.partial.blocks;
     if (b.first < cursor)
-      throw InvalidInput(f.path, -1, "covers blocks [" + std::to_string(b.first) + ", " + std::to_string(b.end) +
-                                         "), which overlap those of " + previous->path + " (up to block " +
-                                         std::to_string(cursor) + "): give each shard once");
+      throw InvalidInput(f.path, -1,
+                         "covers blocks [" + std::to_string(b.first) + ", " + std::to_string(b.end) +
+                             "), which overlap those of " + previous->path + " (up to block " + std::to_string(cursor) +
+                             "): give each shard once");
     if (b.first > cursor) gaps.push_back({cursor, b.first});
     cursor = b.end;
     previous = &f;
@@ -361,7 +367,8 @@ std::vector<sweep::BlockRange> missing_blocks(const std::vector<sweep::PartialFi
 
 // The refusal of an incomplete set: which blocks (and samples) are missing and, when the partials
 // came from --shard i/N runs of one N, the commands that run the missing shards.
-InvalidInput incomplete_cover(const std::vector<sweep::PartialFile>& files, const std::vector<sweep::BlockRange>& gaps) {
+InvalidInput incomplete_cover(const std::vector<sweep::PartialFile>& files,
+                              const std::vector<sweep::BlockRange>& gaps) {
   const sweep::BlockLayout& layout = files.front().result.partial.layout;
   const json& header = files.front().result.header;
   std::string what = "the partials do not cover the study's " + std::to_string(layout.n_blocks()) + " blocks: missing";
@@ -398,14 +405,16 @@ void run_merge(const std::vector<std::string>& dirs, const std::string& out) {
   // The merged partial.json would replace a shard's own.
   for (const std::string& dir : dirs)
     if (same_folder(dir, out))
-      throw InvalidInput("--out", -1, "\"" + out + "\" is one of the folders being merged (" + dir +
-                                          "): merge into another folder");
+      throw InvalidInput("--out", -1,
+                         "\"" + out + "\" is one of the folders being merged (" + dir + "): merge into another folder");
   std::vector<sweep::PartialFile> files;
-  for (const std::string& dir : dirs) files.push_back(sweep::read_partial_file((fs::path(dir) / "partial.json").string()));
+  for (const std::string& dir : dirs)
+    files.push_back(sweep::read_partial_file((fs::path(dir) / "partial.json").string()));
   for (const sweep::PartialFile& f : files)
     if (f.header_hash != files.front().header_hash)
-      throw InvalidInput(f.path, -1, "belongs to another study than " + files.front().path + " (header_hash " +
-                                         f.header_hash + ", not " + files.front().header_hash + ")");
+      throw InvalidInput(f.path, -1,
+                         "belongs to another study than " + files.front().path + " (header_hash " + f.header_hash +
+                             ", not " + files.front().header_hash + ")");
   std::stable_sort(files.begin(), files.end(), [](const sweep::PartialFile& x, const sweep::PartialFile& y) {
     return x.result.partial.blocks.first < y.result.partial.blocks.first;
   });
@@ -432,8 +441,9 @@ void add_sweep_commands(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "Run a Monte Carlo design and sensitivity study (docs/sweep.md)");
   cmd->add_option("study", a->study, "Study JSON; - reads standard input")->required();
-  cmd->add_option("--out,-o", a->out,
-                  "Output folder: summary.json, partial.json, per-sample NPY files (default: sweep, or the --resume folder)");
+  cmd->add_option(
+      "--out,-o", a->out,
+      "Output folder: summary.json, partial.json, per-sample NPY files (default: sweep, or the --resume folder)");
   cmd->add_option("--backend", a->backend, "cpu | cuda | auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--samples", a->samples, "Override the study's sample count");
   cmd->add_option("--seed", a->seed, "Override the study's seed");
@@ -441,7 +451,8 @@ void add_sweep_commands(CLI::App& app) {
   cmd->add_option("--memory-budget", a->memory_budget,
                   "Bytes for one chunk of trajectories (e.g. 512M, 2G; default 1G on the CPU, a quarter of the GPU's)");
   cmd->add_option("--shard", a->shard, "Run the i-th of N disjoint slices of the samples (i/N); combine with merge");
-  cmd->add_flag("--per-sample", a->per_sample, "Also write per-sample NPY arrays (theta, status, n_events, objectives)");
+  cmd->add_flag("--per-sample", a->per_sample,
+                "Also write per-sample NPY arrays (theta, status, n_events, objectives)");
   cmd->add_flag("--progress", a->progress, "Progress with rate and time left on standard error");
   cmd->add_flag("--keep-partial", a->keep_partial,
                 "When interrupted or on a CUDA failure, keep the samples finished so far in OUT/partial.json "
@@ -449,8 +460,9 @@ void add_sweep_commands(CLI::App& app) {
   cmd->add_option("--resume", a->resume,
                   "Go on from DIR/partial.json, kept by --keep-partial (or a run of the same study's first blocks): "
                   "run the samples after it and write the whole study (or shard)");
-  cmd->add_flag("--optimize", a->optimize,
-                "Robust design: minimise the study's \"optimize\" objective over its design parameters (docs/sweep.md)");
+  cmd->add_flag(
+      "--optimize", a->optimize,
+      "Robust design: minimise the study's \"optimize\" objective over its design parameters (docs/sweep.md)");
   cmd->add_flag("--mpi", a->mpi,
                 "Run as one rank of an MPI job (mpirun, srun): each rank a slice of the samples, rank 0 writes "
                 "(docs/scale-out.md)");
@@ -460,7 +472,8 @@ void add_sweep_commands(CLI::App& app) {
 #ifdef SALTATION_HAVE_MPI
     run_sweep_on_ranks(*a);
 #else
-    throw InvalidInput("mpi", -1, "this build has no MPI: configure with -DSALTATION_ENABLE_MPI=ON (docs/scale-out.md)");
+    throw InvalidInput("mpi", -1,
+                       "this build has no MPI: configure with -DSALTATION_ENABLE_MPI=ON (docs/scale-out.md)");
 #endif
   });
 

@@ -78,7 +78,8 @@ void per_disk(const io::JsonObject& top, const std::string& key, int n_systems, 
 bool shared_disk_vectors(const json& v, const std::string& name, int n_systems, int n_disks) {
   if (!v.is_array()) throw InvalidInput(name, -1, "expected an array");
   if ((long)v.size() == n_disks && v[0].is_array() && v[0].size() == 2 && v[0][0].is_number()) return true;
-  if ((long)v.size() != n_systems) throw InvalidInput(name, -1, "expected n_disks [x, y] pairs or n_systems arrays of them");
+  if ((long)v.size() != n_systems)
+    throw InvalidInput(name, -1, "expected n_disks [x, y] pairs or n_systems arrays of them");
   for (int b = 0; b < n_systems; ++b)
     if (!v[b].is_array() || (long)v[b].size() != n_disks)
       throw InvalidInput(name, b, "expected " + std::to_string(n_disks) + " disks");
@@ -116,8 +117,9 @@ void read_box(const io::JsonObject& top, const std::string& key, double lo[2], d
   box.reject_unknown();
   for (int a = 0; a < 2; ++a) {
     if (!(l[a] < h[a]))  // NaN too
-      throw InvalidInput(box.path("hi") + "[" + std::to_string(a) + "]", -1,
-                         std::to_string(h[a]) + " must exceed " + key + ".lo[" + std::to_string(a) + "] = " + std::to_string(l[a]));
+      throw InvalidInput(
+          box.path("hi") + "[" + std::to_string(a) + "]", -1,
+          std::to_string(h[a]) + " must exceed " + key + ".lo[" + std::to_string(a) + "] = " + std::to_string(l[a]));
     lo[a] = l[a], hi[a] = h[a];
   }
 }
@@ -196,7 +198,7 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
     read_box(top, "walls", o.box_lo, o.box_hi);
   }
   const std::string neighbors = top.choice("neighbors", {"auto", "all_pairs", "cell_list"}, "auto");
-  o.neighbors = neighbors == "all_pairs" ? Neighbors::AllPairs
+  o.neighbors = neighbors == "all_pairs"   ? Neighbors::AllPairs
                 : neighbors == "cell_list" ? Neighbors::CellList
                                            : Neighbors::Auto;
   o.cell_size = top.number("cell_size", o.cell_size);
@@ -256,7 +258,8 @@ DisksRequest parse_disks_request(const json& request, const DisksOverrides& over
     if (!ob.is_array() || (int)ob.size() != n_systems)
       throw InvalidInput("observed", -1, "expected n_systems x n_frames x n_disks x 2");
     for (int s = 0; s < n_systems; ++s)  // the frames back n_frames before the array is allocated
-      if (!ob[s].is_array() || (int)ob[s].size() != n_frames) throw InvalidInput("observed", s, "expected n_frames frames");
+      if (!ob[s].is_array() || (int)ob[s].size() != n_frames)
+        throw InvalidInput("observed", s, "expected n_frames frames");
     loss.observed.assign((size_t)n_frames * 2 * n_disks * n_systems, 0.0);
     for (int s = 0; s < n_systems; ++s) {
       for (int f = 0; f < n_frames; ++f) {
@@ -305,7 +308,9 @@ json normalized_options(const DisksRequest& r) {
                          {"tangential_damping", m.tangential_damping}});
   json tangents = json::array();
   for (const TangentParam& t : o.tangents) tangents.push_back(tangent_json(t));
-  auto box = [](const double lo[2], const double hi[2]) { return json{{"lo", {lo[0], lo[1]}}, {"hi", {hi[0], hi[1]}}}; };
+  auto box = [](const double lo[2], const double hi[2]) {
+    return json{{"lo", {lo[0], lo[1]}}, {"hi", {hi[0], hi[1]}}};
+  };
   json out{{"mode", r.mode == DisksMode::Fit ? "fit" : "rollout"},
            {"n_systems", r.batch.n_systems},
            {"n_disks", r.batch.n_disks},
@@ -330,9 +335,15 @@ json normalized_options(const DisksRequest& r) {
   if (r.loss) out["loss_components"] = loss_components_name(r.loss->components);
   if (r.mode == DisksMode::Fit) {
     const FitOptions& f = r.fit;
-    out["fit"] = {{"lower", f.lower},       {"upper", f.upper},       {"max_iterations", f.max_iterations},
-                  {"epsilon", f.epsilon},   {"epsilon_rel", f.epsilon_rel}, {"past", f.past},
-                  {"delta", f.delta},       {"memory", f.memory},     {"max_linesearch", f.max_linesearch},
+    out["fit"] = {{"lower", f.lower},
+                  {"upper", f.upper},
+                  {"max_iterations", f.max_iterations},
+                  {"epsilon", f.epsilon},
+                  {"epsilon_rel", f.epsilon_rel},
+                  {"past", f.past},
+                  {"delta", f.delta},
+                  {"memory", f.memory},
+                  {"max_linesearch", f.max_linesearch},
                   {"history", f.record_history}};
   }
   return out;
@@ -371,13 +382,10 @@ io::ArrayTable rollout_table(const DisksRequest& r, const RolloutResult& res, Ba
   const long n_frames = res.n_frames, n_disks = res.n_disks, n_tangents = res.n_tangents;
   json frame_times = json::array();
   for (long f = 0; f < n_frames; ++f) frame_times.push_back(r.options.dt * r.options.stride * (f + 1));
-  t.meta = json{{"mode", "rollout"},
-                {"status_names", status_names()},
-                {"cell_list", res.used_cells},
-                {"seconds", res.seconds},
-                {"frame_times", frame_times},
-                {"provenance", provenance(r, used)}};
-  t.add("status", res.status, {}, "how the system ended (status_names); stopped systems have NaN frames after the stop");
+  t.meta = json{{"mode", "rollout"},      {"status_names", status_names()}, {"cell_list", res.used_cells},
+                {"seconds", res.seconds}, {"frame_times", frame_times},     {"provenance", provenance(r, used)}};
+  t.add("status", res.status, {},
+        "how the system ended (status_names); stopped systems have NaN frames after the stop");
   if (!res.x.empty()) t.add("positions", res.x, {n_frames, n_disks, 2}, "positions after each frame");
   if (!res.v.empty()) t.add("velocities", res.v, {n_frames, n_disks, 2}, "velocities after each frame");
   if (!res.dx.empty()) {
@@ -437,7 +445,8 @@ io::ArrayTable fit_table(const DisksRequest& r, const FitResult& fit, Backend us
       }
     }
     t.add_owned("history_length", std::move(length), {}, "accepted iterates, the initial point first");
-    t.add_owned("history_log_stiffness", std::move(theta), {longest}, "theta of each accepted iterate", "history_length");
+    t.add_owned("history_log_stiffness", std::move(theta), {longest}, "theta of each accepted iterate",
+                "history_length");
     t.add_owned("history_loss", std::move(loss), {longest}, "loss of each accepted iterate", "history_length");
   }
   return t;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -47,8 +47,9 @@ void check_initial_cells(const RolloutView& c, const std::vector<double>& x0) {
       const double x = x0[(2L * d) * n_systems + b], y = x0[(2L * d + 1) * n_systems + b];
       const double gx = (x - c.grid_lo[0]) / c.cell_size, gy = (y - c.grid_lo[1]) / c.cell_size;
       if (!(gx >= 0 && gy >= 0 && gx < c.grid_n[0] && gy < c.grid_n[1]))
-        throw InvalidInput("x0", b, "disk " + std::to_string(d) + " at (" + std::to_string(x) + ", " +
-                                        std::to_string(y) + ") is outside the cell-list grid");
+        throw InvalidInput("x0", b,
+                           "disk " + std::to_string(d) + " at (" + std::to_string(x) + ", " + std::to_string(y) +
+                               ") is outside the cell-list grid");
       const int cell = (int)gy * c.grid_n[0] + (int)gx;
       if (++count[cell] > c.cell_capacity)
         throw InvalidInput("cell_capacity", b,
@@ -80,7 +81,8 @@ void check_sizes(const DiskBatch& batch) {
 
 // The time steps: their size, and how many frames are recorded how many steps apart.
 void check_stepping(const RolloutOptions& o) {
-  if (!(o.dt > 0.0) || !is_finite(o.dt)) throw InvalidInput("dt", -1, "must be positive and finite, got " + std::to_string(o.dt));
+  if (!(o.dt > 0.0) || !is_finite(o.dt))
+    throw InvalidInput("dt", -1, "must be positive and finite, got " + std::to_string(o.dt));
   if (o.n_frames <= 0) throw InvalidInput("n_frames", -1, "must be positive, got " + std::to_string(o.n_frames));
   if (o.stride <= 0) throw InvalidInput("stride", -1, "must be positive, got " + std::to_string(o.stride));
 }
@@ -141,11 +143,14 @@ void fill_disks(const DiskBatch& batch, int n_materials, detail::RolloutInputs& 
       if (!(batch.mass[i] > 0.0) || !is_finite(batch.mass[i]))
         throw InvalidInput("mass", b, disk + "must be positive and finite, got " + std::to_string(batch.mass[i]));
       if (in.material[i] < 0 || in.material[i] >= n_materials)
-        throw InvalidInput("material", b,
-                           disk + "id " + std::to_string(in.material[i]) + " is not in [0, " + std::to_string(n_materials) + ")");
+        throw InvalidInput(
+            "material", b,
+            disk + "id " + std::to_string(in.material[i]) + " is not in [0, " + std::to_string(n_materials) + ")");
       for (int c = 0; c < 2; ++c) {
-        if (!is_finite(batch.x0[(2L * d + c) * n_systems + b])) throw InvalidInput("x0", b, disk + "non-finite position");
-        if (!is_finite(batch.v0[(2L * d + c) * n_systems + b])) throw InvalidInput("v0", b, disk + "non-finite velocity");
+        if (!is_finite(batch.x0[(2L * d + c) * n_systems + b]))
+          throw InvalidInput("x0", b, disk + "non-finite position");
+        if (!is_finite(batch.v0[(2L * d + c) * n_systems + b]))
+          throw InvalidInput("v0", b, disk + "non-finite velocity");
       }
     }
   in.radius = batch.radius;
@@ -273,8 +278,8 @@ long frame_values(const RolloutView& c) { return (long)c.n_frames * 2 * ((long)c
 void fill_loss(const LossSpec& loss, detail::RolloutInputs& in, RolloutView& c) {
   if ((long)loss.observed.size() != frame_values(c))
     throw InvalidInput("observed", -1,
-                       "expected " + std::to_string(frame_values(c)) + " values (n_frames * 2 * n_disks * n_systems), got " +
-                           std::to_string(loss.observed.size()));
+                       "expected " + std::to_string(frame_values(c)) +
+                           " values (n_frames * 2 * n_disks * n_systems), got " + std::to_string(loss.observed.size()));
   if (loss.components < 1 || loss.components > 3)
     throw InvalidInput("loss_components", -1, "must be 1 (x), 2 (y) or 3 (x and y)");
   in.loss_scale = per_system(loss.scale, c.n_systems, "loss_scale", 1.0);
@@ -398,8 +403,7 @@ void run_cpu(const RolloutView& c, int team_threshold, const Progress* progress)
         if (interrupt_requested()) continue;  // the remaining systems are skipped, not run
         const int b = g * width;
         const int end = std::min(b + width, c.n_systems);
-        if (lanes.width && end - b == width)
-          lanes.run_group(c, b, w);
+        if (lanes.width && end - b == width) lanes.run_group(c, b, w);
         else
           for (int s = b; s < end; ++s) rollout_at_known_sizes<OneSystem>(c, s, w);
         for (int s = b; s < end; ++s) counter.one_done();
@@ -441,7 +445,8 @@ RolloutResult run(const DiskBatch& batch, const RolloutOptions& options, const L
 }
 }  // namespace
 
-RolloutResult rollout(const DiskBatch& batch, const RolloutOptions& options, Backend backend, const Progress& progress) {
+RolloutResult rollout(const DiskBatch& batch, const RolloutOptions& options, Backend backend,
+                      const Progress& progress) {
   return run(batch, options, nullptr, backend, progress);
 }
 

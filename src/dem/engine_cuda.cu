@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cuda_check.cuh"
-#include "device_buffer.cuh"
 #include "dem_kernels.cuh"
+#include "device_buffer.cuh"
 #include "engine_internal.hpp"
 
 namespace saltation::dem::detail {

@@ -40,10 +40,12 @@ struct RolloutInputs {
 // Call f(a.x, b.x) for each input array x, and for each output array x, of any two of
 // RolloutInputs / RolloutResult, RolloutView and the CUDA driver's device mirror (they name
 // their arrays alike): the one list of the arrays.
-#define SALTATION_DISK_INPUT_ARRAYS(X)                                                                          \
+// clang-format off
+#define SALTATION_DISK_INPUT_ARRAYS(X)                                                                         \
   X(pair_k) X(pair_zeta) X(pair_mu) X(pair_gt) X(radius) X(mass) X(material) X(log_stiffness) X(damping_ratio) \
   X(x0) X(v0) X(tangent_kind) X(tangent_index) X(observed) X(loss_scale)
 #define SALTATION_DISK_OUTPUT_ARRAYS(X) X(x) X(v) X(dx) X(dv) X(loss) X(grad) X(status)
+// clang-format on
 template <class A, class B, class F>
 void zip_inputs(A& a, B& b, F&& f) {
   SALTATION_DISK_INPUT_ARRAYS(SALTATION_ZIP_MEMBER)
@@ -75,12 +77,10 @@ void run_cpu(const RolloutView& view, int team_threshold, const Progress* progre
 // d/dlog k), so that its loops unroll and its offsets are constants; at run-time sizes otherwise.
 template <class Lanes>
 void rollout_at_known_sizes(const RolloutView& c, int b, const Work& w) {
-  if (c.n_disks == 2 && c.n_tangents == 0)
-    rollout_system<SerialTeam, Shape<2, 0, true>, Lanes>(SerialTeam{}, c, b, w);
+  if (c.n_disks == 2 && c.n_tangents == 0) rollout_system<SerialTeam, Shape<2, 0, true>, Lanes>(SerialTeam{}, c, b, w);
   else if (c.n_disks == 2 && c.n_tangents == 1)
     rollout_system<SerialTeam, Shape<2, 1, true>, Lanes>(SerialTeam{}, c, b, w);
-  else
-    rollout_system<SerialTeam, Shape<0, -1, true>, Lanes>(SerialTeam{}, c, b, w);
+  else rollout_system<SerialTeam, Shape<0, -1, true>, Lanes>(SerialTeam{}, c, b, w);
 }
 
 // The CPU's SIMD lanes for systems (engine_lanes.cpp): run_group runs systems b .. b + width - 1,

@@ -57,8 +57,8 @@ struct Fiber {
   // request / reply
   bool waiting = false, done = false, cancel = false;
   double x_req = 0, f_rep = 0, g_rep = 0;
-  std::string no_value;          // nonempty: the objective has no value for this request
-  std::exception_ptr failure;    // an unexpected exception inside the fiber, reported by the scheduler
+  std::string no_value;        // nonempty: the objective has no value for this request
+  std::exception_ptr failure;  // an unexpected exception inside the fiber, reported by the scheduler
   // results
   double x = 0, fx = 0, g = 0, f_initial = NAN;
   int nit = 0, nev = 0;

@@ -29,7 +29,8 @@ nlohmann::json parse_json(const std::string& text) {
     for (const auto& k : path) p += k.empty() || k == "[]" ? k : (p.empty() ? "" : ".") + k;
     return p.empty() ? key : p + "." + key;
   };
-  const nlohmann::json::parser_callback_t check = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  const nlohmann::json::parser_callback_t check = [&](int, nlohmann::json::parse_event_t event,
+                                                      nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     if (event == E::object_start || event == E::array_start) {
       if (event == E::object_start) objects.emplace_back();
@@ -40,7 +41,8 @@ nlohmann::json parse_json(const std::string& text) {
       path.pop_back();
     } else if (event == E::key) {
       pending_key = last_key = parsed.get<std::string>();
-      if (!objects.back().insert(last_key).second) throw InvalidInput(where(last_key), -1, "is given twice in one object");
+      if (!objects.back().insert(last_key).second)
+        throw InvalidInput(where(last_key), -1, "is given twice in one object");
     } else if (event == E::value) {
       pending_key.clear();
     }

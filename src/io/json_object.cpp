@@ -39,7 +39,8 @@ double JsonObject::number(const std::string& key, double fallback) const { retur
 long long JsonObject::integer64(const std::string& key, long long fallback) const {
   if (!has(key)) return fallback;
   const json& v = raw(key);
-  if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(std::numeric_limits<long long>::max()))
+  if (v.is_number_unsigned() &&
+      v.get<unsigned long long>() > static_cast<unsigned long long>(std::numeric_limits<long long>::max()))
     throw InvalidInput(path(key), -1, "is too large");
   if (!v.is_number_integer()) throw InvalidInput(path(key), -1, "must be an integer");
   return v.get<long long>();
@@ -106,7 +107,8 @@ void JsonObject::reject_unknown(const std::string& what) const {
     std::string known;
     for (const auto& k : known_) known += (known.empty() ? "" : ", ") + k;
     throw InvalidInput(path(item.key()), -1,
-                       "is not a key of " + (what.empty() ? (where_.empty() ? std::string("the input") : where_) : what) +
+                       "is not a key of " +
+                           (what.empty() ? (where_.empty() ? std::string("the input") : where_) : what) +
                            (known.empty() ? std::string() : " (known keys: " + known + ")"));
   }
 }

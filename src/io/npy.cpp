@@ -56,7 +56,8 @@ void NpyWriter::append(const void* data, std::size_t values) {
   if (!file_) throw IoError(path_, "append after commit");
   if (written_ + values > expected_) throw IoError(path_, "more values appended than the shape holds");
   const std::size_t bytes = values * dtype_size(dtype_);
-  if (std::fwrite(data, 1, bytes, file_) != bytes) throw IoError(path_, std::string("write failed: ") + std::strerror(errno));
+  if (std::fwrite(data, 1, bytes, file_) != bytes)
+    throw IoError(path_, std::string("write failed: ") + std::strerror(errno));
   written_ += values;
 }
 
@@ -145,7 +146,8 @@ void NpyTableWriter::append(const ArrayTable& chunk) {
   const std::vector<Column>& columns = chunk.columns();
   bool same = columns.size() == columns_.size();
   for (std::size_t k = 0; same && k < columns.size(); ++k)
-    same = columns[k].name == columns_[k].name && columns[k].dtype == columns_[k].dtype && columns[k].inner == columns_[k].inner;
+    same = columns[k].name == columns_[k].name && columns[k].dtype == columns_[k].dtype &&
+           columns[k].inner == columns_[k].inner;
   if (!same) throw std::logic_error("NpyTableWriter: a chunk's columns differ from the table's (" + prefix_ + ")");
   for (std::size_t k = 0; k < columns.size(); ++k) {
     if (columns[k].dtype == DType::F64) append_rows<double>(*files_[k], columns[k], chunk.rows());

@@ -27,8 +27,7 @@ bool digits_value(const std::string& text, std::uint64_t& value) {
 std::uint64_t parse_count(const std::string& name, const std::string& text, std::uint64_t low, std::uint64_t high) {
   std::uint64_t value = 0;
   const std::string range = "[" + std::to_string(low) + ", " + std::to_string(high) + "]";
-  if (!digits_value(text, value))
-    throw InvalidInput(name, -1, "\"" + text + "\" is not a whole number in " + range);
+  if (!digits_value(text, value)) throw InvalidInput(name, -1, "\"" + text + "\" is not a whole number in " + range);
   if (value < low || value > high) throw InvalidInput(name, -1, text + " is outside " + range);
   return value;
 }
@@ -39,8 +38,10 @@ std::uint64_t parse_bytes(const std::string& name, const std::string& text) {
   std::uint64_t value = 0;
   const bool number = digits_value(shift ? text.substr(0, text.size() - 1) : text, value);
   if (!number || value == 0)
-    throw InvalidInput(name, -1, "\"" + text + "\" is not a byte count: a whole number of bytes >= 1, optionally with "
-                                 "K, M or G (e.g. 268435456, 256M, 2G)");
+    throw InvalidInput(name, -1,
+                       "\"" + text +
+                           "\" is not a byte count: a whole number of bytes >= 1, optionally with "
+                           "K, M or G (e.g. 268435456, 256M, 2G)");
   if (value > (kMaxStudyInteger >> shift)) throw InvalidInput(name, -1, text + " is more than 2^63 - 1 bytes");
   return value << shift;
 }

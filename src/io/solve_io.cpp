@@ -22,13 +22,15 @@ ModelChoice parse_model_choice(const json& request) {
 }
 
 Options options_from_json(const JsonObject& j, Options o) {
-  for_each_option([&](const char* name, const char*, auto& member) {
-    using T = std::decay_t<decltype(member)>;
-    if constexpr (std::is_same_v<T, bool>) member = j.boolean(name, member);
-    else if constexpr (std::is_same_v<T, int>) member = j.integer(name, member);
-    else if constexpr (std::is_same_v<T, long long>) member = j.integer64(name, member);
-    else member = j.number(name, member);
-  }, o);
+  for_each_option(
+      [&](const char* name, const char*, auto& member) {
+        using T = std::decay_t<decltype(member)>;
+        if constexpr (std::is_same_v<T, bool>) member = j.boolean(name, member);
+        else if constexpr (std::is_same_v<T, int>) member = j.integer(name, member);
+        else if constexpr (std::is_same_v<T, long long>) member = j.integer64(name, member);
+        else member = j.number(name, member);
+      },
+      o);
   j.reject_unknown("options (see docs/schema.md)");
   return o;
 }
@@ -57,7 +59,8 @@ SolveRequest parse_solve_request(const json& request, const ModelInfo& info) {
                          "must be an array of " + std::to_string(info.P) + " numbers for " + info.name);
     for (int p = 0; p < info.P; ++p) {
       if (!row[p].is_number())
-        throw InvalidInput(info.param_names[p], static_cast<long>(i), "theta[" + std::to_string(p) + "] must be a number");
+        throw InvalidInput(info.param_names[p], static_cast<long>(i),
+                           "theta[" + std::to_string(p) + "] must be a number");
       r.batch.at(i, p) = row[p].get<double>();
     }
   }
@@ -65,12 +68,8 @@ SolveRequest parse_solve_request(const json& request, const ModelInfo& info) {
 }
 
 json provenance(const ModelInfo& info, const Options& normalized, Backend used) {
-  return json{{"version", version()},
-              {"git_hash", git_hash()},
-              {"backend", backend_name(used)},
-              {"model", info.name},
-              {"config", info.config},
-              {"options", options_to_json(normalized)}};
+  return json{{"version", version()}, {"git_hash", git_hash()}, {"backend", backend_name(used)},
+              {"model", info.name},   {"config", info.config},  {"options", options_to_json(normalized)}};
 }
 
 ArrayTable result_table(const ModelInfo& info, const Result& r, json provenance) {
@@ -120,9 +119,10 @@ std::uint64_t bytes_per_trajectory(const ModelInfo& info, const Options& normali
 
 std::size_t chunk_rows(std::uint64_t budget, std::uint64_t bytes_per_row) {
   if (bytes_per_row > budget)
-    throw InvalidInput("memory-budget", -1, std::to_string(budget) + " bytes do not hold one trajectory (" +
-                                                std::to_string(bytes_per_row) + " bytes); raise --memory-budget (within the memory available), record fewer events "
-                                                "(options.event_capacity) or leave out sensitivities");
+    throw InvalidInput("memory-budget", -1,
+                       std::to_string(budget) + " bytes do not hold one trajectory (" + std::to_string(bytes_per_row) +
+                           " bytes); raise --memory-budget (within the memory available), record fewer events "
+                           "(options.event_capacity) or leave out sensitivities");
   return static_cast<std::size_t>(budget / bytes_per_row);
 }
 

@@ -30,12 +30,14 @@ void ArrayTable::add_column(Column c, std::size_t values) {
 
 void ArrayTable::add(const std::string& name, const std::vector<double>& soa, std::vector<long> inner,
                      std::string description, std::string count) {
-  add_column(Column{name, DType::F64, std::move(inner), soa.data(), std::move(count), std::move(description)}, soa.size());
+  add_column(Column{name, DType::F64, std::move(inner), soa.data(), std::move(count), std::move(description)},
+             soa.size());
 }
 
 void ArrayTable::add(const std::string& name, const std::vector<int>& soa, std::vector<long> inner,
                      std::string description, std::string count) {
-  add_column(Column{name, DType::I32, std::move(inner), soa.data(), std::move(count), std::move(description)}, soa.size());
+  add_column(Column{name, DType::I32, std::move(inner), soa.data(), std::move(count), std::move(description)},
+             soa.size());
 }
 
 void ArrayTable::add_owned(const std::string& name, std::vector<double> soa, std::vector<long> inner,
@@ -52,8 +54,7 @@ void ArrayTable::add_owned(const std::string& name, std::vector<int> soa, std::v
 
 std::size_t ArrayTable::row_bytes() const {
   std::size_t bytes = 0;
-  for (const Column& c : columns_)
-    bytes += static_cast<std::size_t>(c.inner_size()) * dtype_size(c.dtype);
+  for (const Column& c : columns_) bytes += static_cast<std::size_t>(c.inner_size()) * dtype_size(c.dtype);
   return bytes;
 }
 

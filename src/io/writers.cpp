@@ -84,8 +84,8 @@ void refuse_large_text_output(const ArrayTable& shape, std::uint64_t rows, const
   throw InvalidInput(parameter, -1,
                      what + " of " + std::to_string(rows) + " trajectories would be about " +
                          std::to_string(estimate >> 20) + " MiB, more than the " +
-                         std::to_string(max_text_output_bytes >> 20) + " MiB that text output is built in memory for; " +
-                         way_out);
+                         std::to_string(max_text_output_bytes >> 20) +
+                         " MiB that text output is built in memory for; " + way_out);
 }
 
 json table_to_json(const ArrayTable& t) {

@@ -77,7 +77,8 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
       const std::size_t a = static_cast<std::size_t>(c) * r.n + i, b = static_cast<std::size_t>(other_event) * r.n + i;
       if (r.ev_guard[a] == r.ev_guard[b] || !(std::abs(r.ev_t[a] - r.ev_t[b]) < h)) continue;
       for (std::size_t d = 0; d < D; ++d)
-        if (slopes[d] * (r.event_dt(i, c, parameters[d]) - r.event_dt(i, other_event, parameters[d])) != 0.0) near[d] = 1.0;
+        if (slopes[d] * (r.event_dt(i, c, parameters[d]) - r.event_dt(i, other_event, parameters[d])) != 0.0)
+          near[d] = 1.0;
     }
   }
   const Status s = r.status_of(i);
@@ -99,7 +100,8 @@ double pilot_bandwidth(const Result& pilot, const Objective& o, double t_final, 
     mean += d / count;
     comoment += d * (smallest - mean);
   }
-  const double spread = count >= 2.0 && comoment > 0.0 ? std::sqrt(comoment / (count - 1.0)) : t_final / std::sqrt(12.0);
+  const double spread =
+      count >= 2.0 && comoment > 0.0 ? std::sqrt(comoment / (count - 1.0)) : t_final / std::sqrt(12.0);
   return spread * std::cbrt(1.0 / static_cast<double>(samples));
 }
 

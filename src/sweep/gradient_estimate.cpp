@@ -67,8 +67,8 @@ bool ObjectiveGradient::agrees(std::size_t d) const {
   return p.has_referee && std::abs(e.mean - p.referee.mean) <= 4.0 * std::hypot(e.std_error, p.referee.std_error);
 }
 
-ObjectiveGradient objective_gradient(const OutputSummary& summary, const ObjectiveColumns& c, const OutputSummary* referee,
-                                     double delta) {
+ObjectiveGradient objective_gradient(const OutputSummary& summary, const ObjectiveColumns& c,
+                                     const OutputSummary* referee, double delta) {
   ObjectiveGradient g;
   g.estimator = c.estimator;
   const CoMoments& m = summary.moments();
@@ -109,7 +109,8 @@ ObjectiveGradient objective_gradient(const OutputSummary& summary, const Objecti
       const int plus = 2 * d, minus = 2 * d + 1;
       p.has_referee = true;
       const double variance = r.variance(plus) + r.variance(minus) - 2.0 * r.covariance(plus, minus);
-      p.referee = {(r.mean(plus) - r.mean(minus)) / (2.0 * delta), std::sqrt(std::max(variance, 0.0) / r.weight()) / (2.0 * delta)};
+      p.referee = {(r.mean(plus) - r.mean(minus)) / (2.0 * delta),
+                   std::sqrt(std::max(variance, 0.0) / r.weight()) / (2.0 * delta)};
     }
     g.parameters.push_back(p);
   }

@@ -114,7 +114,8 @@ nlohmann::json QuantileSketch::to_json() const {
 QuantileSketch QuantileSketch::from_json(const nlohmann::json& j) {
   QuantileSketch s(j.at("mantissa_bits").get<int>());
   s.count_ = j.at("count").get<std::uint64_t>();
-  for (const auto& bucket : j.at("buckets")) s.buckets_[bucket.at(0).get<std::uint64_t>()] = bucket.at(1).get<std::uint64_t>();
+  for (const auto& bucket : j.at("buckets"))
+    s.buckets_[bucket.at(0).get<std::uint64_t>()] = bucket.at(1).get<std::uint64_t>();
   return s;
 }
 

@@ -42,7 +42,8 @@ RankFailure classify(int rank, const std::exception_ptr& error) {
     return {rank, FailureKind::Io, 0, std::string("I/O error: ") + e.what()};
   } catch (const Interrupted& e) {
     return {rank, FailureKind::Interrupted, e.signal(),
-            "interrupted: signal " + std::to_string(e.signal()) + ": the run stopped before it finished; nothing was written"};
+            "interrupted: signal " + std::to_string(e.signal()) +
+                ": the run stopped before it finished; nothing was written"};
   } catch (const CudaError& e) {
     return {rank, FailureKind::Cuda, 0, std::string("CUDA error: ") + e.what()};
   } catch (const std::bad_alloc& e) {
@@ -75,7 +76,8 @@ std::vector<std::string> gather_strings(const Session& session, const std::strin
 
 std::vector<std::uint8_t> to_bytes(const StudyResult& result) {
   std::vector<std::uint8_t> bytes = json::to_cbor(result_to_json(result));
-  if (bytes.size() > INT_MAX) throw InvalidInput("mpi", -1, "a partial of more than 2 GiB cannot be sent in one message");
+  if (bytes.size() > INT_MAX)
+    throw InvalidInput("mpi", -1, "a partial of more than 2 GiB cannot be sent in one message");
   return bytes;
 }
 
@@ -83,7 +85,8 @@ StudyResult from_bytes(const std::vector<std::uint8_t>& bytes, int from) {
   try {
     return result_from_json(json::from_cbor(bytes));
   } catch (const json::exception& e) {
-    throw InvalidInput("mpi", -1, "the partial received from rank " + std::to_string(from) + " is not readable: " + e.what());
+    throw InvalidInput("mpi", -1,
+                       "the partial received from rank " + std::to_string(from) + " is not readable: " + e.what());
   }
 }
 
@@ -158,7 +161,9 @@ StudyResult reduce_on_tree(const Session& session, StudyResult local, int active
 class StagedFiles {
  public:
   explicit StagedFiles(const std::string& prefix)
-      : folder_(io::temporary_path(prefix)), target_(fs::path(prefix).parent_path()), name_(fs::path(prefix).filename()) {
+      : folder_(io::temporary_path(prefix)),
+        target_(fs::path(prefix).parent_path()),
+        name_(fs::path(prefix).filename()) {
     if (target_.empty()) target_ = ".";
     std::error_code error;
     fs::remove_all(folder_, error);  // a leftover of a killed run of this process id
@@ -183,7 +188,8 @@ class StagedFiles {
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) {
       fs::rename(folder_ / name, target_ / name, error);
-      if (error) throw IoError((target_ / name).string(), "cannot move the per-sample array into place: " + error.message());
+      if (error)
+        throw IoError((target_ / name).string(), "cannot move the per-sample array into place: " + error.message());
     }
     return names;
   }
@@ -324,7 +330,9 @@ RobustDesignResult optimize_design_on_ranks(const Session& session, const AnyMod
   // The rest of a design's study is the one every rank was given.
   const std::size_t n_design = study.gradient_values().size();
   std::vector<double> command(2 + n_design);
-  const auto broadcast = [&] { MPI_Bcast(command.data(), static_cast<int>(command.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD); };
+  const auto broadcast = [&] {
+    MPI_Bcast(command.data(), static_cast<int>(command.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  };
 
   if (session.rank() == 0) {
     const StudySweep sweep = [&](const Study& at) {

@@ -39,8 +39,8 @@ class InvariantWalk {
     const std::uint64_t n_blocks = n_samples / block_size + (n_samples % block_size != 0);
     const std::uint64_t first = count(p, "first_block", ""), end = count(p, "end_block", "");
     if (first >= end || end > n_blocks)
-      fail("end_block", "blocks [" + std::to_string(first) + ", " + std::to_string(end) + ") are not within the study's " +
-                            std::to_string(n_blocks) + " blocks");
+      fail("end_block", "blocks [" + std::to_string(first) + ", " + std::to_string(end) +
+                            ") are not within the study's " + std::to_string(n_blocks) + " blocks");
     if (!p.contains("nodes") || !p.at("nodes").is_array()) fail("nodes", "must be an array of tree nodes");
     const json& nodes = p.at("nodes");
     std::uint64_t cursor = first;  // the next block the nodes must cover, in order
@@ -50,15 +50,16 @@ class InvariantWalk {
       if (level > 63 || index > (UINT64_MAX >> level) - 1) fail(at, "level or index out of range");
       const std::uint64_t node_first = index << level, node_end = std::min((index + 1) << level, n_blocks);
       if (node_first != cursor || node_end <= node_first)
-        fail(at, "covers blocks from " + std::to_string(node_first) + ", the nodes before end at " + std::to_string(cursor));
+        fail(at, "covers blocks from " + std::to_string(node_first) + ", the nodes before end at " +
+                     std::to_string(cursor));
       samples_ = std::min(node_end * block_size, n_samples) - node_first * block_size;
       if (!nodes[k].contains("value")) fail(at, "has no value");
       value(nodes[k].at("value"), at + ".value");
       cursor = node_end;
     }
     if (cursor != end)
-      fail("nodes", "cover blocks [" + std::to_string(first) + ", " + std::to_string(cursor) + "), not up to end_block " +
-                        std::to_string(end));
+      fail("nodes", "cover blocks [" + std::to_string(first) + ", " + std::to_string(cursor) +
+                        "), not up to end_block " + std::to_string(end));
   }
 
  private:
@@ -115,8 +116,8 @@ class InvariantWalk {
     const std::uint64_t finite = count(s, "n_finite", at);
     const std::uint64_t total = add(finite, count(s, "n_non_finite", at), at);
     if (total != samples_)
-      fail(at, "n_finite + n_non_finite = " + std::to_string(total) + ", but its blocks hold " + std::to_string(samples_) +
-                   " samples");
+      fail(at, "n_finite + n_non_finite = " + std::to_string(total) + ", but its blocks hold " +
+                   std::to_string(samples_) + " samples");
     if (!s.contains("moments") || !s.at("moments").is_object()) fail(at + ".moments", "must be an object");
     const json& m = s.at("moments");
     count(m, "dim", at + ".moments");
@@ -128,7 +129,8 @@ class InvariantWalk {
                                        " finite samples of its blocks (n_finite)");
     const json &mean = array(m, "mean", at + ".moments"), &min = array(s, "min", at), &max = array(s, "max", at);
     if (finite > 0) {
-      if (min.size() != mean.size() || max.size() != mean.size()) fail(at, "min, max and moments.mean differ in length");
+      if (min.size() != mean.size() || max.size() != mean.size())
+        fail(at, "min, max and moments.mean differ in length");
       for (std::size_t i = 0; i < mean.size(); ++i) {
         const std::string output = "[" + std::to_string(i) + "]";
         const double lo = number(min[i], at + ".min" + output), hi = number(max[i], at + ".max" + output);
@@ -154,8 +156,8 @@ class InvariantWalk {
         sum = add(sum, counts[b].get<std::uint64_t>(), h);
       }
       if (sum != finite)
-        fail(h, "counts (with below and above) add up to " + std::to_string(sum) + ", not the " + std::to_string(finite) +
-                    " finite samples (n_finite)");
+        fail(h, "counts (with below and above) add up to " + std::to_string(sum) + ", not the " +
+                    std::to_string(finite) + " finite samples (n_finite)");
     }
     const json& quantiles = array(s, "quantiles", at);
     for (std::size_t i = 0; i < quantiles.size(); ++i) {
@@ -164,7 +166,8 @@ class InvariantWalk {
       count(quantiles[i], "mantissa_bits", q);
       std::uint64_t sum = 0;
       for (const json& bucket : array(quantiles[i], "buckets", q)) {
-        if (!bucket.is_array() || bucket.size() != 2 || !bucket[0].is_number_unsigned() || !bucket[1].is_number_unsigned())
+        if (!bucket.is_array() || bucket.size() != 2 || !bucket[0].is_number_unsigned() ||
+            !bucket[1].is_number_unsigned())
           fail(q + ".buckets", "must be [key, count] pairs of whole numbers");
         sum = add(sum, bucket[1].get<std::uint64_t>(), q);
       }
@@ -188,9 +191,9 @@ class InvariantWalk {
       const double w = number(weights[i], at + ".weight[" + std::to_string(i) + "]");
       if (!(w >= 0.0 && std::isfinite(w))) fail(at + ".weight[" + std::to_string(i) + "]", "must be finite and >= 0");
       if (i <= factors && w + static_cast<double>(non_finite) != static_cast<double>(samples_))
-        fail(at + ".weight[" + std::to_string(i) + "]",
-             "is " + json(w).dump() + ": with n_non_finite " + std::to_string(non_finite) + " it is not the " +
-                 std::to_string(samples_) + " samples of its blocks");
+        fail(at + ".weight[" + std::to_string(i) + "]", "is " + json(w).dump() + ": with n_non_finite " +
+                                                            std::to_string(non_finite) + " it is not the " +
+                                                            std::to_string(samples_) + " samples of its blocks");
     }
   }
 
@@ -297,7 +300,8 @@ PartialFile parse_partial(const json& j, const std::string& path) {
   f.provenance = j.value("provenance", json::object());
   if (!f.provenance.is_object()) throw fail("provenance must be an object");
   const json seconds = f.provenance.value("wall_seconds", json(0.0));
-  if (!seconds.is_number() || !(seconds.get<double>() >= 0.0)) throw fail("provenance.wall_seconds must be a number >= 0");
+  if (!seconds.is_number() || !(seconds.get<double>() >= 0.0))
+    throw fail("provenance.wall_seconds must be a number >= 0");
   if (!f.provenance.value("backend", json("")).is_string()) throw fail("provenance.backend must be a string");
   return f;
 }

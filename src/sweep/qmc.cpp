@@ -39,7 +39,8 @@ ScrambledSobol::ScrambledSobol(std::uint32_t n_dims, std::uint64_t seed) : n_dim
                        "scrambled_sobol needs 1 to " + std::to_string(max_dimensions) + " dimensions, this study has " +
                            std::to_string(n_dims));
   // Boost's lattice stores bit j of dimension d at [n_dims * j + d], already scaled to 32-bit fractions.
-  const boost::random::qrng_detail::sobol_lattice<std::uint32_t, 32, boost::random::default_sobol_table> lattice(n_dims);
+  const boost::random::qrng_detail::sobol_lattice<std::uint32_t, 32, boost::random::default_sobol_table> lattice(
+      n_dims);
   directions_.resize(std::size_t(n_dims) * 32);
   for (std::uint32_t d = 0; d < n_dims; ++d)
     for (std::uint32_t j = 0; j < 32; ++j) directions_[d * 32 + j] = *lattice.iter_at(std::size_t(n_dims) * j + d);

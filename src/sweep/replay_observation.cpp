@@ -20,8 +20,9 @@ constexpr int kReplayStates = 64;
 
 Observation replay_observation(const Result& r, std::vector<ObjectiveSpec> specs, std::vector<int> design) {
   if (r.N > kReplayStates)
-    throw InvalidInput("model", -1, "a study with design parameters handles models of at most " +
-                                        std::to_string(kReplayStates) + " states");
+    throw InvalidInput(
+        "model", -1,
+        "a study with design parameters handles models of at most " + std::to_string(kReplayStates) + " states");
   Observation obs(r.n, std::move(specs), std::move(design));
   const ObservationView view = obs.view();
   std::array<double, kReplayStates> q_minus{}, q_plus{}, dq{}, qf{};
@@ -30,7 +31,8 @@ Observation replay_observation(const Result& r, std::vector<ObjectiveSpec> specs
     const int recorded = std::min(r.n_events[i], r.C);
     for (int c = 0; c < recorded; ++c) {
       for (int k = 0; k < r.N; ++k) q_minus[k] = r.event_q(i, c, k), q_plus[k] = r.event_q_plus(i, c, k);
-      observer.event<kReplayStates>(c, r.event_time(i, c), r.ev_guard[r.shape().at(c, i)], q_minus.data(), q_plus.data());
+      observer.event<kReplayStates>(c, r.event_time(i, c), r.ev_guard[r.shape().at(c, i)], q_minus.data(),
+                                    q_plus.data());
       if (!r.sensitivities) continue;
       for (int p = 0; p < r.P; ++p) {
         for (int k = 0; k < r.N; ++k) dq[k] = r.event_dq(i, c, k, p);

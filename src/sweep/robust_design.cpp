@@ -46,10 +46,12 @@ void check_settings(const RobustDesignSettings& s, const Study& study, const Mod
     throw InvalidInput("optimize.objective", -1, "is not an objective of the study");
   const Objective& objective = study.objectives[s.objective];
   if (!objective.differentiable() && objective.gradient != GradientEstimator::Corrected)
-    throw InvalidInput("optimize.objective", -1,
-                       "\"" + objective.name +
-                           "\" is piecewise constant and its gradient is pathwise (0): give it \"gradient\": \"corrected\"");
-  if (!(s.lambda >= 0.0) || !std::isfinite(s.lambda)) throw InvalidInput("optimize.lambda", -1, "must be a number >= 0");
+    throw InvalidInput(
+        "optimize.objective", -1,
+        "\"" + objective.name +
+            "\" is piecewise constant and its gradient is pathwise (0): give it \"gradient\": \"corrected\"");
+  if (!(s.lambda >= 0.0) || !std::isfinite(s.lambda))
+    throw InvalidInput("optimize.lambda", -1, "must be a number >= 0");
   if (s.lower.size() != design.size() || s.upper.size() != design.size())
     throw InvalidInput("optimize.bounds", -1, "needs one lower and one upper bound per design parameter");
   for (std::size_t d = 0; d < design.size(); ++d) {
@@ -290,7 +292,8 @@ RobustDesignResult optimize_design(const AnyModel& model, const Study& study, co
 RobustDesignSettings parse_robust_design(const json& study, const Study& parsed, const ModelInfo& info) {
   const io::JsonObject top(study, "");
   if (!top.has("optimize"))
-    throw InvalidInput("optimize", -1, "is required to optimise: {\"objective\": NAME, \"bounds\": {...}} (docs/sweep.md)");
+    throw InvalidInput("optimize", -1,
+                       "is required to optimise: {\"objective\": NAME, \"bounds\": {...}} (docs/sweep.md)");
   const io::JsonObject o = top.object("optimize");
   RobustDesignSettings s;
   const std::string name = o.string("objective");

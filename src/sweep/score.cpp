@@ -12,8 +12,11 @@ double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_
 struct Truncation {
   double z, alpha, beta, mass, u;
   explicit Truncation(const Distribution& d, double x)
-      : z((x - d.a) / d.b), alpha((d.c - d.a) / d.b), beta((d.d - d.a) / d.b),
-        mass(normal_cdf(beta) - normal_cdf(alpha)), u((normal_cdf(z) - normal_cdf(alpha)) / mass) {}
+      : z((x - d.a) / d.b),
+        alpha((d.c - d.a) / d.b),
+        beta((d.d - d.a) / d.b),
+        mass(normal_cdf(beta) - normal_cdf(alpha)),
+        u((normal_cdf(z) - normal_cdf(alpha)) / mass) {}
 };
 
 }  // namespace
@@ -73,6 +76,8 @@ Distribution with_field(Distribution d, int field, double value) {
   return d;
 }
 
-double field_value(const Distribution& d, int field) { return field == 0 ? d.a : field == 1 ? d.b : field == 2 ? d.c : d.d; }
+double field_value(const Distribution& d, int field) {
+  return field == 0 ? d.a : field == 1 ? d.b : field == 2 ? d.c : d.d;
+}
 
 }  // namespace saltation::sweep

@@ -31,7 +31,8 @@ void SobolAccumulator::add(std::uint64_t index, const double* values) {
   }
 }
 
-void SobolAccumulator::assign(std::uint64_t n_non_finite, const double* weight, const double* mean, const double* comoment) {
+void SobolAccumulator::assign(std::uint64_t n_non_finite, const double* weight, const double* mean,
+                              const double* comoment) {
   n_non_finite_ = n_non_finite;
   weight_.assign(weight, weight + weight_.size());
   mean_.assign(mean, mean + mean_.size());
@@ -114,8 +115,8 @@ nlohmann::json SobolIndices::to_json() const {
 }
 
 nlohmann::json SobolAccumulator::to_json() const {
-  return {{"n_factors", n_factors_}, {"seed", seed_},    {"n_resamples", n_resamples_}, {"n_non_finite", n_non_finite_},
-          {"weight", weight_},       {"mean", mean_},    {"comoment", comoment_}};
+  return {{"n_factors", n_factors_}, {"seed", seed_}, {"n_resamples", n_resamples_}, {"n_non_finite", n_non_finite_},
+          {"weight", weight_},       {"mean", mean_}, {"comoment", comoment_}};
 }
 
 SobolAccumulator SobolAccumulator::from_json(const nlohmann::json& j) {

@@ -11,6 +11,7 @@
 
 #include <omp.h>
 
+#include "replay_observation.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/json_object.hpp"
 #include "saltation/io/npy.hpp"
@@ -18,7 +19,6 @@
 #include "saltation/sweep/boundary.hpp"
 #include "saltation/sweep/gradient_estimate.hpp"
 #include "saltation/sweep/score.hpp"
-#include "replay_observation.hpp"
 
 namespace saltation::sweep {
 
@@ -32,8 +32,9 @@ int state_index(const json& v, const std::string& path, const ModelInfo& info) {
   if (v.is_number_integer()) {
     const long long k = v.get<long long>();
     if (k < 0 || k >= info.N)
-      throw InvalidInput(path, -1, std::to_string(k) + " is not a state index of " + info.name + " (0.." +
-                                       std::to_string(info.N - 1) + ")");
+      throw InvalidInput(
+          path, -1,
+          std::to_string(k) + " is not a state index of " + info.name + " (0.." + std::to_string(info.N - 1) + ")");
     return static_cast<int>(k);
   }
   if (v.is_string()) {
@@ -120,8 +121,7 @@ Distribution parse_parameter(const json& v, const std::string& where, int p, con
   if (v.is_number()) return Distribution::fixed(v.get<double>());
   const io::JsonObject o(v, where);
   Distribution d;
-  if (o.has("design") && o.has("dist"))
-    throw InvalidInput(where, -1, "is either a design value or sampled, not both");
+  if (o.has("design") && o.has("dist")) throw InvalidInput(where, -1, "is either a design value or sampled, not both");
   if (o.has("design")) {
     d = Distribution::design(o.number("design"));
   } else if (o.has("dist")) {
@@ -224,7 +224,8 @@ std::vector<std::vector<std::size_t>> user_inputs(const Study& study) {
       std::size_t k = 0;
       while (k < study.objectives.size() && study.objectives[k].name != input) ++k;
       if (k == study.objectives.size())
-        throw InvalidInput("user_objectives." + u.name, -1, "input \"" + input + "\" is not a built-in objective of the study");
+        throw InvalidInput("user_objectives." + u.name, -1,
+                           "input \"" + input + "\" is not a built-in objective of the study");
       inputs.push_back(k);
     }
     out.push_back(std::move(inputs));
@@ -306,7 +307,8 @@ std::vector<std::string> Study::gradient_names(const ModelInfo& info) const {
 std::vector<double> Study::gradient_values() const {
   std::vector<double> out;
   for (int p : design_parameters()) out.push_back(parameters[p].a);
-  for (const DistributionDesign& dd : distribution_designs) out.push_back(field_value(parameters[dd.parameter], dd.field));
+  for (const DistributionDesign& dd : distribution_designs)
+    out.push_back(field_value(parameters[dd.parameter], dd.field));
   return out;
 }
 
@@ -330,8 +332,9 @@ Study parse_study(const json& j, const ModelInfo& info) {
   for (int p = 0; p < info.P; ++p) {
     const std::string& name = info.param_names[p];
     if (!params.has(name))
-      throw InvalidInput(params.path(name), -1,
-                         "is required: a number, {\"design\": value} or {\"dist\": ...} for every parameter of " + info.name);
+      throw InvalidInput(
+          params.path(name), -1,
+          "is required: a number, {\"design\": value} or {\"dist\": ...} for every parameter of " + info.name);
     s.parameters.push_back(parse_parameter(params.raw(name), params.path(name), p, name, s.distribution_designs));
   }
   params.reject_unknown("the parameters of model " + info.name);
@@ -342,7 +345,8 @@ Study parse_study(const json& j, const ModelInfo& info) {
   for (std::size_t k = 0; k < objectives.size(); ++k) {
     s.objectives.push_back(parse_objective(objectives[k], "objectives[" + std::to_string(k) + "]", info, s.options));
     if (!names.insert(s.objectives.back().name).second)
-      throw InvalidInput("objectives[" + std::to_string(k) + "].name", -1, "\"" + s.objectives.back().name + "\" is used twice");
+      throw InvalidInput("objectives[" + std::to_string(k) + "].name", -1,
+                         "\"" + s.objectives.back().name + "\" is used twice");
   }
   const long long samples = top.integer64("samples", 0);
   if (samples <= 0) throw InvalidInput("samples", -1, "must be a positive integer");
@@ -352,9 +356,11 @@ Study parse_study(const json& j, const ModelInfo& info) {
   s.seed = static_cast<std::uint64_t>(seed);
   s.sobol = top.boolean("sobol", false);
   s.sampling = top.choice("sampling", {"random", "scrambled_sobol"}, "random") == "random" ? Sampling::Random
-                                                                                         : Sampling::ScrambledSobol;
+                                                                                           : Sampling::ScrambledSobol;
   if (s.sampling == Sampling::ScrambledSobol && s.samples > ScrambledSobol::max_points)
-    throw InvalidInput("samples", -1, "scrambled_sobol sampling has at most 2^32 points: use fewer samples or \"sampling\": \"random\"");
+    throw InvalidInput(
+        "samples", -1,
+        "scrambled_sobol sampling has at most 2^32 points: use fewer samples or \"sampling\": \"random\"");
   s.sobol_resamples = top.integer("sobol_resamples", s.sobol_resamples);
   if (s.sobol_resamples < 0 || s.sobol_resamples > 10000)
     throw InvalidInput("sobol_resamples", -1, "must be in [0, 10000]");
@@ -409,7 +415,8 @@ StudyAccumulator::StudyAccumulator(const Study& study, int capacity, const std::
     referee_.assign(n_objectives, OutputSummary(so));
   }
   if (study.sobol) {
-    const int k = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size())));
+    const int k =
+        static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size())));
     sobol_.assign(n_objectives, SobolAccumulator(k, study.seed, study.sobol_resamples));
   }
 }
@@ -473,18 +480,20 @@ namespace {
 class Sampler {
  public:
   explicit Sampler(const Study& study)
-      : study_(study), n_factors_(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size()))) {
+      : study_(study),
+        n_factors_(count_factors(study.parameters.data(), static_cast<std::uint32_t>(study.parameters.size()))) {
     if (study.sampling == Sampling::ScrambledSobol) sobol_.emplace(n_factors_ * (study.sobol ? 2 : 1), study.seed);
   }
   void row(std::uint64_t j, std::uint32_t matrix, double* theta) const {
     const auto n_params = static_cast<std::uint32_t>(study_.parameters.size());
     if (!sobol_) return saltelli_parameters(study_.parameters.data(), n_params, study_.seed, j, matrix, theta);
-    saltelli_row(study_.parameters.data(), n_params, matrix,
-                 [&](bool from_b, std::uint32_t factor, std::uint32_t p) {
-                   const Stream stream = from_b ? Stream::SaltelliB : Stream::MonteCarlo;
-                   return sobol_->uniform(j, from_b ? n_factors_ + factor : factor, philox_bits(study_.seed, stream, j, p));
-                 },
-                 theta);
+    saltelli_row(
+        study_.parameters.data(), n_params, matrix,
+        [&](bool from_b, std::uint32_t factor, std::uint32_t p) {
+          const Stream stream = from_b ? Stream::SaltelliB : Stream::MonteCarlo;
+          return sobol_->uniform(j, from_b ? n_factors_ + factor : factor, philox_bits(study_.seed, stream, j, p));
+        },
+        theta);
   }
 
  private:
@@ -608,7 +617,8 @@ struct Evaluator {
   // Objective o's value at batch row b (built-in objectives first).
   double value(const Observation& obs, std::size_t b, std::size_t o) const {
     std::vector<double> df_dy;
-    return o < study.objectives.size() ? obs.value(b, value_row(o)) : user_value(obs, b, o - study.objectives.size(), df_dy);
+    return o < study.objectives.size() ? obs.value(b, value_row(o))
+                                       : user_value(obs, b, o - study.objectives.size(), df_dy);
   }
 
   // Observes samples [first, first + count): row r of sample i at batch index r * count + i, r the
@@ -626,7 +636,8 @@ struct Evaluator {
           moved_samplers[referee - 2 * n_model_designs()].row(first + i, SaltelliA, theta.data());
         } else {
           sampler.row(first + i, static_cast<std::uint32_t>(referee < 0 ? r : 0), theta.data());
-          if (referee >= 0) theta[design[j]] += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
+          if (referee >= 0)
+            theta[design[j]] += referee % 2 == 0 ? study.gradient_check_delta : -study.gradient_check_delta;
         }
         for (int p = 0; p < P; ++p) t.batch.at(r * count + i, p) = theta[p];
       }
@@ -695,21 +706,24 @@ class PerSampleFiles {
  public:
   PerSampleFiles(const std::string& prefix, const Study& study, const ModelInfo& info, std::uint64_t rows) {
     const long n = static_cast<long>(rows);
-    files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_theta.npy", io::DType::F64, std::vector<long>{n, info.P}));
+    files_.push_back(
+        std::make_unique<io::NpyWriter>(prefix + "_theta.npy", io::DType::F64, std::vector<long>{n, info.P}));
     files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_status.npy", io::DType::I32, std::vector<long>{n}));
     files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_n_events.npy", io::DType::I32, std::vector<long>{n}));
     for (const Objective& o : study.objectives)
-      files_.push_back(std::make_unique<io::NpyWriter>(prefix + "_" + o.name + ".npy", io::DType::F64, std::vector<long>{n}));
+      files_.push_back(
+          std::make_unique<io::NpyWriter>(prefix + "_" + o.name + ".npy", io::DType::F64, std::vector<long>{n}));
     if (study.sobol) {
       // SALib's layout (saltelli.sample with calc_second_order=False, then sobol.analyze): per base
       // sample the rows A, AB_1 .. AB_k, B, over the k sampled parameters.
       for (int p = 0; p < info.P; ++p)
         if (study.parameters[p].is_random()) factors_.push_back(p);
       const long k = static_cast<long>(factors_.size()), salib_rows = n * (k + 2);
-      salib_.push_back(std::make_unique<io::NpyWriter>(prefix + "_salib_X.npy", io::DType::F64, std::vector<long>{salib_rows, k}));
+      salib_.push_back(
+          std::make_unique<io::NpyWriter>(prefix + "_salib_X.npy", io::DType::F64, std::vector<long>{salib_rows, k}));
       for (const Objective& o : study.objectives)
-        salib_.push_back(
-            std::make_unique<io::NpyWriter>(prefix + "_salib_Y_" + o.name + ".npy", io::DType::F64, std::vector<long>{salib_rows}));
+        salib_.push_back(std::make_unique<io::NpyWriter>(prefix + "_salib_Y_" + o.name + ".npy", io::DType::F64,
+                                                         std::vector<long>{salib_rows}));
     }
   }
   void append(const Evaluator& ev, const Observation& obs, std::uint64_t first, std::uint64_t count) {
@@ -786,7 +800,8 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
     objectives.back()["gradient"] = estimator_name(study.objectives[o].gradient);
     objectives.back()["bandwidth"] = ev.bandwidths[o];
   }
-  for (const UserObjective& u : study.user_objectives) objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
+  for (const UserObjective& u : study.user_objectives)
+    objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
   std::vector<double> nominal_theta(nominal_row.theta.begin(), nominal_row.theta.end());
   json header = {{"model", info.name},
                  {"config", info.config},
@@ -801,9 +816,10 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
                  {"sobol", study.sobol},
                  {"sampling", study.sampling == Sampling::Random ? "random" : "scrambled_sobol"},
                  {"block_size", study.block_size},
-                 {"nominal", {{"theta", nominal_theta},
-                              {"status", status_name(static_cast<Status>(nominal.status[0]))},
-                              {"n_events", nominal.n_events[0]}}}};
+                 {"nominal",
+                  {{"theta", nominal_theta},
+                   {"status", status_name(static_cast<Status>(nominal.status[0]))},
+                   {"n_events", nominal.n_events[0]}}}};
   if (study.gradient_check_delta > 0.0) header["gradient_check"] = {{"delta", study.gradient_check_delta}};
   return header;
 }
@@ -815,8 +831,9 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
 Evaluator make_evaluator(const AnyModel& model, const Study& study, const StudyRun& run) {
   const ModelInfo& info = model.info();
   if (static_cast<int>(study.parameters.size()) != info.P)
-    throw InvalidInput("parameters", -1, "the study has " + std::to_string(study.parameters.size()) +
-                                             " parameters, model " + info.name + " has " + std::to_string(info.P));
+    throw InvalidInput("parameters", -1,
+                       "the study has " + std::to_string(study.parameters.size()) + " parameters, model " + info.name +
+                           " has " + std::to_string(info.P));
   if (run.n_shards < 1 || run.shard < 0 || run.shard >= run.n_shards)
     throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
   Evaluator ev{model, study, study.options, resolve_backend(run.backend), sensitivity_parameters(study)};
@@ -878,20 +895,24 @@ BlockRange shard_blocks(const Study& study, const StudyRun& run, const json& hea
   const std::uint64_t n_blocks = BlockLayout{study.samples, study.block_size}.n_blocks();
   BlockRange blocks{n_blocks * run.shard / run.n_shards, n_blocks * (run.shard + 1) / run.n_shards};
   if (blocks.first >= blocks.end)
-    throw InvalidInput("shard", -1, "shard " + std::to_string(run.shard) + " of " + std::to_string(run.n_shards) +
-                                        " has no samples: " + std::to_string(n_blocks) + " blocks of " +
-                                        std::to_string(study.block_size) + " samples; use fewer shards");
+    throw InvalidInput("shard", -1,
+                       "shard " + std::to_string(run.shard) + " of " + std::to_string(run.n_shards) +
+                           " has no samples: " + std::to_string(n_blocks) + " blocks of " +
+                           std::to_string(study.block_size) + " samples; use fewer shards");
   if ((run.keep_partial || run.resume) && !run.per_sample_prefix.empty())
-    throw InvalidInput("per_sample", -1, "per-sample files cannot be kept from a stopped run or resumed; run without them");
+    throw InvalidInput("per_sample", -1,
+                       "per-sample files cannot be kept from a stopped run or resumed; run without them");
   if (!run.resume) return blocks;
   const BlockRange kept = run.resume->partial.blocks;
   if (run.resume->header != header)
-    throw InvalidInput("resume", -1, "the kept partial belongs to another study: its header (model, parameters, "
-                                     "objectives, options, samples, seed or nominal trajectory) differs");
+    throw InvalidInput("resume", -1,
+                       "the kept partial belongs to another study: its header (model, parameters, "
+                       "objectives, options, samples, seed or nominal trajectory) differs");
   if (kept.first != blocks.first || kept.end < blocks.first || kept.end >= blocks.end)
-    throw InvalidInput("resume", -1, "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
-                                         std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) +
-                                         ", " + std::to_string(blocks.end) + "): nothing of it is left to run after it");
+    throw InvalidInput("resume", -1,
+                       "the kept partial covers blocks [" + std::to_string(kept.first) + ", " +
+                           std::to_string(kept.end) + "), this shard [" + std::to_string(blocks.first) + ", " +
+                           std::to_string(blocks.end) + "): nothing of it is left to run after it");
   blocks.first = kept.end;
   return blocks;
 }
@@ -953,8 +974,8 @@ Partial<StudyAccumulator> fold_shard(const Evaluator& ev, const StudyRun& run, c
     if (run.keep_partial && (run.resume || completed.blocks.end > completed.blocks.first)) {
       StudyResult kept;
       kept.header = header;
-      kept.partial = completed.blocks.end > completed.blocks.first ? after_resumed(std::move(completed))
-                                                                    : run.resume->partial;
+      kept.partial =
+          completed.blocks.end > completed.blocks.first ? after_resumed(std::move(completed)) : run.resume->partial;
       run.keep_partial(kept);
     }
     throw;
@@ -1019,7 +1040,8 @@ json estimate_json(const Estimate& e) { return {{"mean", e.mean}, {"std_error", 
 json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, const StudyAccumulator& acc, std::size_t o,
                    const json& header) {
   const double delta = header.contains("gradient_check") ? header.at("gradient_check").at("delta").get<double>() : 0.0;
-  const ObjectiveGradient g = objective_gradient(s, columns, acc.referee().empty() ? nullptr : &acc.referee()[o], delta);
+  const ObjectiveGradient g =
+      objective_gradient(s, columns, acc.referee().empty() ? nullptr : &acc.referee()[o], delta);
   json out = json::object();
   const std::vector<std::string> names = gradient_names(header);
   for (std::size_t d = 0; d < names.size(); ++d) {
@@ -1055,9 +1077,11 @@ json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, cons
 json summary_json(const StudyResult& result) {
   const StudyAccumulator& acc = result.partial.total();
   const json& h = result.header;
-  json summary = {{"model", h.at("model")},       {"config", h.at("config")},   {"samples", h.at("samples")},
-                  {"seed", h.at("seed")},         {"sobol", h.at("sobol")},     {"sampling", h.at("sampling")}, {"parameters", h.at("parameters")},
-                  {"nominal", h.at("nominal")},   {"options", h.at("options")}};
+  json summary = {{"model", h.at("model")},           {"config", h.at("config")},
+                  {"samples", h.at("samples")},       {"seed", h.at("seed")},
+                  {"sobol", h.at("sobol")},           {"sampling", h.at("sampling")},
+                  {"parameters", h.at("parameters")}, {"nominal", h.at("nominal")},
+                  {"options", h.at("options")}};
   // Statuses and event counts: the outcome histograms, which count every sample.
   const OutputSummary& outcomes = acc.outcomes();
   json statuses = json::object(), events = json::object();
@@ -1084,21 +1108,22 @@ json summary_json(const StudyResult& result) {
     const OutputSummary& s = acc.objectives()[o];
     const json report = s.report();
     const json& value = report.at("outputs").at(0);
-    json out = {{"n", s.n_samples() - s.n_non_finite()},
-                {"n_undefined", s.n_non_finite()},
-                {"definition", objective_list[o]}};
-    for (const char* key : {"mean", "sd", "min", "max", "q01", "q05", "q50", "q95", "q99", "quantile_relative_error_bound",
-                            "histogram"})
+    json out = {
+        {"n", s.n_samples() - s.n_non_finite()}, {"n_undefined", s.n_non_finite()}, {"definition", objective_list[o]}};
+    for (const char* key :
+         {"mean", "sd", "min", "max", "q01", "q05", "q50", "q95", "q99", "quantile_relative_error_bound", "histogram"})
       if (value.contains(key)) out[key] = value.at(key);
     out["std_error"] = value.at("standard_error");
     const ObjectiveColumns columns = objective_columns(h, o);
     // A piecewise-constant user objective has no gradient estimate but a score's.
-    if (columns.pathwise || columns.boundary || columns.n_scores() > 0) out["gradient"] = gradient_json(s, columns, acc, o, h);
+    if (columns.pathwise || columns.boundary || columns.n_scores() > 0)
+      out["gradient"] = gradient_json(s, columns, acc, o, h);
     if (!acc.sobol().empty()) {
       const SobolIndices idx = acc.sobol()[o].indices();
       json sobol = json::object();
       for (std::size_t f = 0; f < factors.size(); ++f)
-        sobol[factors[f]] = {{"S1", idx.S1[f]}, {"S1_conf", idx.S1_conf[f]}, {"ST", idx.ST[f]}, {"ST_conf", idx.ST_conf[f]}};
+        sobol[factors[f]] = {
+            {"S1", idx.S1[f]}, {"S1_conf", idx.S1_conf[f]}, {"ST", idx.ST[f]}, {"ST_conf", idx.ST_conf[f]}};
       out["sobol"] = sobol;
       out["sobol_base_samples"] = idx.n_base_samples;
     }

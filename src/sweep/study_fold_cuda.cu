@@ -37,13 +37,13 @@ constexpr std::uint64_t no_key = 0xffffffffu;
 
 // One OutputSummary: its columns in a sample's values and where its state lives in a block's arrays.
 struct SummaryPart {
-  int dim;            // D
-  int column;         // its first value in a sample's row
-  int mantissa_bits;  // of its quantile sketches
-  int first_range;    // its outputs' histogram ranges at ranges[first_range ..]; -1 without histograms
-  int first_segment;  // its outputs' key segments, counted within a block
-  std::size_t reals;  // weight, mean[D], comoment[D x D], min[D], max[D]
-  std::size_t counts; // n_finite, n_non_finite, then per output its n_bins + 2 slots
+  int dim;             // D
+  int column;          // its first value in a sample's row
+  int mantissa_bits;   // of its quantile sketches
+  int first_range;     // its outputs' histogram ranges at ranges[first_range ..]; -1 without histograms
+  int first_segment;   // its outputs' key segments, counted within a block
+  std::size_t reals;   // weight, mean[D], comoment[D x D], min[D], max[D]
+  std::size_t counts;  // n_finite, n_non_finite, then per output its n_bins + 2 slots
   std::size_t n_slots;
 };
 
@@ -76,8 +76,8 @@ __device__ bool all_finite(const double* row, int n) {
 
 // Thread t folds summary part t % n_parts of block t / n_parts (OutputSummary::add's arithmetic).
 __global__ void fold_summaries(FoldLayout l, const double* outputs, const SummaryPart* parts, int n_parts,
-                               const HistogramRange* ranges, double* reals, std::uint64_t* counts,
-                               std::uint64_t* keys, double* scratch) {
+                               const HistogramRange* ranges, double* reals, std::uint64_t* counts, std::uint64_t* keys,
+                               double* scratch) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= l.n_blocks * n_parts) return;
   const int b = t / n_parts;
@@ -92,7 +92,8 @@ __global__ void fold_summaries(FoldLayout l, const double* outputs, const Summar
   std::uint64_t* slots = n_finite + 2;
   double* x = scratch + static_cast<std::size_t>(t) * l.scratch_width;
   std::uint64_t* block_keys = keys + static_cast<std::size_t>(b) * l.segments_per_block * l.block_size;
-  const std::uint64_t first = b * l.block_size, last = first + l.block_size < l.n_samples ? first + l.block_size : l.n_samples;
+  const std::uint64_t first = b * l.block_size,
+                      last = first + l.block_size < l.n_samples ? first + l.block_size : l.n_samples;
   for (std::uint64_t i = first; i < first + l.block_size; ++i) {
     const bool sample = i < last;
     if (sample) load_row(outputs, l, part.column, D, i, x);
@@ -142,7 +143,8 @@ __global__ void fold_sobol(FoldLayout l, const double* outputs, const SobolPart*
   std::uint64_t* n_non_finite = counts + b * l.counts_per_block + part.counts;
   double* row = scratch + static_cast<std::size_t>(t) * l.scratch_width;
   const int width = part.n_factors + 2;
-  const std::uint64_t first = b * l.block_size, last = first + l.block_size < l.n_samples ? first + l.block_size : l.n_samples;
+  const std::uint64_t first = b * l.block_size,
+                      last = first + l.block_size < l.n_samples ? first + l.block_size : l.n_samples;
   for (std::uint64_t i = first; i < last; ++i) {
     load_row(outputs, l, part.column, width, i, row);
     if (!all_finite(row, width)) {
@@ -163,7 +165,8 @@ std::vector<T> download(const cuda::DeviceBuffer<T>& device, std::size_t count) 
 template <class T>
 cuda::DeviceBuffer<T> upload(const std::vector<T>& host) {
   cuda::DeviceBuffer<T> device(host.size());
-  if (!host.empty()) SALTATION_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  if (!host.empty())
+    SALTATION_CUDA_CHECK(cudaMemcpy(device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   return device;
 }
 
@@ -174,7 +177,8 @@ int blocks_for(long long threads) { return static_cast<int>((threads + 127) / 12
 std::vector<StudyAccumulator> fold_study_blocks_on_device(const StudyAccumulator& empty, std::uint64_t first_index,
                                                           std::uint64_t n_samples, std::uint64_t block_size,
                                                           const double* outputs, std::uint64_t stride) {
-  FoldLayout l{first_index, n_samples, block_size, static_cast<int>((n_samples + block_size - 1) / block_size), 0, 0, 0, 1};
+  FoldLayout l{first_index, n_samples, block_size, static_cast<int>((n_samples + block_size - 1) / block_size),
+               0,           0,         0,          1};
   // The parts, in the order of a sample's values: summaries (outcomes, objectives, referee), then Sobol.
   std::vector<SummaryPart> summaries;
   std::vector<HistogramRange> ranges;
@@ -183,8 +187,14 @@ std::vector<StudyAccumulator> fold_study_blocks_on_device(const StudyAccumulator
   for (std::size_t k = 0; k < empty.n_summaries(); ++k) {
     const OutputSummary& s = empty.summary(k);
     const int D = s.input_width();
-    SummaryPart part{D, column, s.quantiles(0).mantissa_bits(), s.has_histograms() ? static_cast<int>(ranges.size()) : -1,
-                     l.segments_per_block, l.reals_per_block, l.counts_per_block, 0};
+    SummaryPart part{D,
+                     column,
+                     s.quantiles(0).mantissa_bits(),
+                     s.has_histograms() ? static_cast<int>(ranges.size()) : -1,
+                     l.segments_per_block,
+                     l.reals_per_block,
+                     l.counts_per_block,
+                     0};
     for (int r = 0; r < D; ++r) {
       if (s.has_histograms()) {
         ranges.push_back(s.histogram(r).range());
@@ -210,7 +220,8 @@ std::vector<StudyAccumulator> fold_study_blocks_on_device(const StudyAccumulator
     l.scratch_width = std::max(l.scratch_width, a.input_width());
     column += a.input_width();
   }
-  if (column != empty.input_width()) throw CudaError("device fold: the study's parts do not cover its values", __FILE__, __LINE__);
+  if (column != empty.input_width())
+    throw CudaError("device fold: the study's parts do not cover its values", __FILE__, __LINE__);
 
   // The chunk's rows for these blocks, packed to a pitch of n_samples.
   cuda::DeviceBuffer<double> d_outputs(static_cast<std::size_t>(column) * n_samples);
@@ -218,39 +229,45 @@ std::vector<StudyAccumulator> fold_study_blocks_on_device(const StudyAccumulator
                                     n_samples * sizeof(double), column, cudaMemcpyHostToDevice));
   const std::size_t n_keys = static_cast<std::size_t>(l.n_blocks) * l.segments_per_block * block_size;
   if (n_keys > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw CudaError("device fold: " + std::to_string(n_keys) + " sketch keys in one chunk, more than CUB's int count", __FILE__, __LINE__);
+    throw CudaError("device fold: " + std::to_string(n_keys) + " sketch keys in one chunk, more than CUB's int count",
+                    __FILE__, __LINE__);
   const int n_summary_threads = l.n_blocks * static_cast<int>(summaries.size());
   const int n_sobol_threads = l.n_blocks * static_cast<int>(sobols.size()) * n_replicates;
   cuda::DeviceBuffer<double> d_reals(l.n_blocks * l.reals_per_block);
   cuda::DeviceBuffer<std::uint64_t> d_counts(l.n_blocks * l.counts_per_block);
   cuda::DeviceBuffer<std::uint64_t> d_keys(n_keys), d_sorted(n_keys), d_unique(n_keys), d_run_counts(n_keys);
   cuda::DeviceBuffer<int> d_n_runs(1);
-  cuda::DeviceBuffer<double> d_scratch(static_cast<std::size_t>(std::max(n_summary_threads, n_sobol_threads)) * l.scratch_width);
+  cuda::DeviceBuffer<double> d_scratch(static_cast<std::size_t>(std::max(n_summary_threads, n_sobol_threads)) *
+                                       l.scratch_width);
   const cuda::DeviceBuffer<SummaryPart> d_summaries = upload(summaries);
   const cuda::DeviceBuffer<SobolPart> d_sobols = upload(sobols);
   const cuda::DeviceBuffer<HistogramRange> d_ranges = upload(ranges);
   SALTATION_CUDA_CHECK(cudaMemset(d_counts.data(), 0, d_counts.size() * sizeof(std::uint64_t)));
 
-  fold_summaries<<<blocks_for(n_summary_threads), 128>>>(l, d_outputs.data(), d_summaries.data(),
-                                                          static_cast<int>(summaries.size()), d_ranges.data(),
-                                                          d_reals.data(), d_counts.data(), d_keys.data(), d_scratch.data());
+  fold_summaries<<<blocks_for(n_summary_threads), 128>>>(
+      l, d_outputs.data(), d_summaries.data(), static_cast<int>(summaries.size()), d_ranges.data(), d_reals.data(),
+      d_counts.data(), d_keys.data(), d_scratch.data());
   SALTATION_CUDA_CHECK_LAUNCH();
   if (n_sobol_threads > 0) {
-    fold_sobol<<<blocks_for(n_sobol_threads), 128>>>(l, d_outputs.data(), d_sobols.data(), static_cast<int>(sobols.size()),
-                                                     n_replicates, d_reals.data(), d_counts.data(), d_scratch.data());
+    fold_sobol<<<blocks_for(n_sobol_threads), 128>>>(l, d_outputs.data(), d_sobols.data(),
+                                                     static_cast<int>(sobols.size()), n_replicates, d_reals.data(),
+                                                     d_counts.data(), d_scratch.data());
     SALTATION_CUDA_CHECK_LAUNCH();
   }
 
   // The sketches: sort the tagged keys (segment above, key below), count the runs.
   int end_bit = 32;
-  while ((std::uint64_t(1) << (end_bit - 32)) < static_cast<std::uint64_t>(l.n_blocks) * l.segments_per_block) ++end_bit;
+  while ((std::uint64_t(1) << (end_bit - 32)) < static_cast<std::uint64_t>(l.n_blocks) * l.segments_per_block)
+    ++end_bit;
   const int n = static_cast<int>(n_keys);
   std::size_t sort_bytes = 0, encode_bytes = 0;
-  SALTATION_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, d_keys.data(), d_sorted.data(), n, 0, end_bit));
+  SALTATION_CUDA_CHECK(
+      cub::DeviceRadixSort::SortKeys(nullptr, sort_bytes, d_keys.data(), d_sorted.data(), n, 0, end_bit));
   SALTATION_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, encode_bytes, d_sorted.data(), d_unique.data(),
                                                           d_run_counts.data(), d_n_runs.data(), n));
   cuda::DeviceBuffer<unsigned char> d_temp(std::max(sort_bytes, encode_bytes));
-  SALTATION_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(d_temp.data(), sort_bytes, d_keys.data(), d_sorted.data(), n, 0, end_bit));
+  SALTATION_CUDA_CHECK(
+      cub::DeviceRadixSort::SortKeys(d_temp.data(), sort_bytes, d_keys.data(), d_sorted.data(), n, 0, end_bit));
   SALTATION_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(d_temp.data(), encode_bytes, d_sorted.data(), d_unique.data(),
                                                           d_run_counts.data(), d_n_runs.data(), n));
   SALTATION_CUDA_CHECK(cudaDeviceSynchronize());

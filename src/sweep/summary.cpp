@@ -71,9 +71,9 @@ nlohmann::json OutputSummary::to_json() const {
   nlohmann::json histograms = nlohmann::json::array(), quantiles = nlohmann::json::array();
   for (const auto& h : histograms_) histograms.push_back(h.to_json());
   for (const auto& q : quantiles_) quantiles.push_back(q.to_json());
-  return {{"n_finite", n_finite_}, {"n_non_finite", n_non_finite_}, {"moments", moments_.to_json()},
-          {"min", min_},           {"max", max_},                   {"histograms", std::move(histograms)},
-          {"quantiles", std::move(quantiles)}};
+  return {
+      {"n_finite", n_finite_}, {"n_non_finite", n_non_finite_},       {"moments", moments_.to_json()},    {"min", min_},
+      {"max", max_},           {"histograms", std::move(histograms)}, {"quantiles", std::move(quantiles)}};
 }
 
 OutputSummary OutputSummary::from_json(const nlohmann::json& j) {
@@ -93,8 +93,10 @@ OutputSummary OutputSummary::from_json(const nlohmann::json& j) {
   };
   s.min_ = extremes("min", std::numeric_limits<double>::infinity());
   s.max_ = extremes("max", -std::numeric_limits<double>::infinity());
-  for (std::size_t i = 0; i < s.histograms_.size(); ++i) s.histograms_[i] = Histogram::from_json(j.at("histograms").at(i));
-  for (std::size_t i = 0; i < s.quantiles_.size(); ++i) s.quantiles_[i] = QuantileSketch::from_json(j.at("quantiles").at(i));
+  for (std::size_t i = 0; i < s.histograms_.size(); ++i)
+    s.histograms_[i] = Histogram::from_json(j.at("histograms").at(i));
+  for (std::size_t i = 0; i < s.quantiles_.size(); ++i)
+    s.quantiles_[i] = QuantileSketch::from_json(j.at("quantiles").at(i));
   if (s.min_.size() != s.quantiles_.size() || s.max_.size() != s.quantiles_.size() ||
       j.at("quantiles").size() != s.quantiles_.size())
     throw InvalidInput("summary", -1, "array sizes do not match the number of outputs");
@@ -124,7 +126,9 @@ nlohmann::json OutputSummary::report() const {
     for (int k = 0; k < input_width(); ++k) row[k] = moments_.covariance(i, k);
     covariance.push_back(row);
   }
-  return {{"n_samples", n_samples()}, {"n_non_finite", n_non_finite_}, {"outputs", std::move(outputs)},
+  return {{"n_samples", n_samples()},
+          {"n_non_finite", n_non_finite_},
+          {"outputs", std::move(outputs)},
           {"covariance", std::move(covariance)}};
 }
 

@@ -49,9 +49,9 @@ template <class F>
 void for_each_case(F&& f) {
   Options ball = options(5.0, 1e-3, 32);
   ball.v_stop = 0.05;
-  f("bouncing_ball", BouncingBall{}, ball_batch(), ball, 1e-9);                          // spread 5.0e-12
-  f("thermostat", Thermostat{}, thermostat_batch(), options(60.0, 1e-2, 16), 1e-9);      // spread 1.8e-12
-  f("terrain_ball_K3", TerrainBall<3>{}, sample_terrain_batch<3>(2048, 1), options(3.0, 1e-3, 16), 1e-8);  // 5.1e-11
+  f("bouncing_ball", BouncingBall{}, ball_batch(), ball, 1e-9);                      // spread 5.0e-12
+  f("thermostat", Thermostat{}, thermostat_batch(), options(60.0, 1e-2, 16), 1e-9);  // spread 1.8e-12
+  f("terrain_ball_K3", TerrainBall<3>{}, sample_terrain_batch<3>(2048, 1), options(3.0, 1e-3, 16), 1e-8);    // 5.1e-11
   f("terrain_ball_K24", TerrainBall<24>{}, sample_terrain_batch<24>(512, 2), options(3.0, 1e-3, 16), 1e-9);  // 9.7e-12
   f("terrain_ball_K192", TerrainBall<192>{}, sample_terrain_batch<192>(128, 3), options(2.0, 1e-3, 8), 1e-4);  // 1.2e-6
 }

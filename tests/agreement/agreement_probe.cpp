@@ -21,18 +21,18 @@ int main(int argc, char** argv) {
   static const bool nudge = argc == 3 && std::string(argv[2]) == "ulp";
   static std::FILE* out = std::fopen(argv[1], "wb");
   if (!out) return 3;
-  saltation::agreement::for_each_case([](const char* name, const auto& model, saltation::Batch batch,
-                                         saltation::Options o, double) {
-    if (nudge)
-      for (double& x : batch.theta) x = std::nextafter(x, HUGE_VAL);
-    for (bool sens : {false, true}) {
-      o.sensitivities = sens;
-      const saltation::Options opts = saltation::normalize_options(o);
-      saltation::validate_batch(model, batch);
-      saltation::Result r(batch.n, model.N, model.P, opts.event_capacity, sens);
-      saltation::cpu::solve(model, batch.theta.data(), batch.n, opts, r.view());
-      saltation::agreement::write_result(out, std::string(name) + (sens ? "/sensitivities" : "/forward"), r);
-    }
-  });
+  saltation::agreement::for_each_case(
+      [](const char* name, const auto& model, saltation::Batch batch, saltation::Options o, double) {
+        if (nudge)
+          for (double& x : batch.theta) x = std::nextafter(x, HUGE_VAL);
+        for (bool sens : {false, true}) {
+          o.sensitivities = sens;
+          const saltation::Options opts = saltation::normalize_options(o);
+          saltation::validate_batch(model, batch);
+          saltation::Result r(batch.n, model.N, model.P, opts.event_capacity, sens);
+          saltation::cpu::solve(model, batch.theta.data(), batch.n, opts, r.view());
+          saltation::agreement::write_result(out, std::string(name) + (sens ? "/sensitivities" : "/forward"), r);
+        }
+      });
   return std::fclose(out) == 0 ? 0 : 3;
 }

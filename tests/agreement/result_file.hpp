@@ -11,8 +11,11 @@
 namespace saltation::agreement {
 
 inline void write_result(std::FILE* f, const std::string& name, Result& r) {
-  const unsigned long long sizes[] = {name.size(), r.n, static_cast<unsigned long long>(r.N),
-                                      static_cast<unsigned long long>(r.P), static_cast<unsigned long long>(r.C),
+  const unsigned long long sizes[] = {name.size(),
+                                      r.n,
+                                      static_cast<unsigned long long>(r.N),
+                                      static_cast<unsigned long long>(r.P),
+                                      static_cast<unsigned long long>(r.C),
                                       r.sensitivities ? 1ull : 0ull};
   std::fwrite(sizes, sizeof sizes, 1, f);
   std::fwrite(name.data(), 1, name.size(), f);
@@ -30,10 +33,12 @@ inline std::map<std::string, Result> read_results(const std::string& path) {
   while (std::fread(sizes, sizeof sizes, 1, f) == 1) {
     std::string name(sizes[0], '\0');
     if (std::fread(&name[0], 1, name.size(), f) != name.size()) break;
-    Result r(sizes[1], static_cast<int>(sizes[2]), static_cast<int>(sizes[3]), static_cast<int>(sizes[4]), sizes[5] != 0);
+    Result r(sizes[1], static_cast<int>(sizes[2]), static_cast<int>(sizes[3]), static_cast<int>(sizes[4]),
+             sizes[5] != 0);
     bool complete = true;
     zip_arrays(r, r, [&](auto& array, auto&) {
-      complete = complete && (array.empty() || std::fread(array.data(), sizeof(array[0]), array.size(), f) == array.size());
+      complete =
+          complete && (array.empty() || std::fread(array.data(), sizeof(array[0]), array.size(), f) == array.size());
     });
     if (!complete) break;
     out.emplace(name, std::move(r));

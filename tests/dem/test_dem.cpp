@@ -234,8 +234,11 @@ TEST_P(DemPhysics, TangentsMatchCentralFiniteDifferences) {
     o.walls = true;
     o.box_lo[0] = o.box_lo[1] = -0.6;
     o.box_hi[0] = o.box_hi[1] = 2.0;
-    o.tangents = {{TangentKind::LogStiffness}, {TangentKind::Damping}, {TangentKind::InitialVelocity, 1, 0},
-                  {TangentKind::InitialVelocity, 2, 1}, {TangentKind::InitialPosition, 0, 1}};
+    o.tangents = {{TangentKind::LogStiffness},
+                  {TangentKind::Damping},
+                  {TangentKind::InitialVelocity, 1, 0},
+                  {TangentKind::InitialVelocity, 2, 1},
+                  {TangentKind::InitialPosition, 0, 1}};
     DiskBatch b = gas(2, 4, 0.95, 0.5, 21);
     b.log_stiffness = {0.3, -0.2};
     b.damping_ratio = {0.05, 0.1};
@@ -249,8 +252,12 @@ TEST_P(DemPhysics, TangentsMatchCentralFiniteDifferences) {
         switch (t.kind) {
           case TangentKind::LogStiffness: bp.log_stiffness[s] += h, bm.log_stiffness[s] -= h; break;
           case TangentKind::Damping: bp.damping_ratio[s] += h, bm.damping_ratio[s] -= h; break;
-          case TangentKind::InitialVelocity: bp.v(s, t.disk, t.component) += h, bm.v(s, t.disk, t.component) -= h; break;
-          case TangentKind::InitialPosition: bp.x(s, t.disk, t.component) += h, bm.x(s, t.disk, t.component) -= h; break;
+          case TangentKind::InitialVelocity:
+            bp.v(s, t.disk, t.component) += h, bm.v(s, t.disk, t.component) -= h;
+            break;
+          case TangentKind::InitialPosition:
+            bp.x(s, t.disk, t.component) += h, bm.x(s, t.disk, t.component) -= h;
+            break;
         }
       }
       RolloutOptions of = o;
@@ -342,7 +349,8 @@ TEST_P(DemPhysics, NeighborsCellListMatchesAllPairs) {
 }
 
 TEST(DemNeighbors, OpenMPTeamOverDisksIsBitwiseSerial) {
-  // n_systems = 1 with n_disks >= cpu_team_threshold runs the OpenMP team over disks; n_systems = 2 runs one system per thread.
+  // n_systems = 1 with n_disks >= cpu_team_threshold runs the OpenMP team over disks; n_systems = 2 runs one system per
+  // thread.
   const int n_disks = 300;
   DiskBatch one = gas(1, n_disks, 0.95, 0.5, 4), two = DiskBatch::make(2, n_disks);
   for (int d = 0; d < n_disks; ++d)
@@ -418,8 +426,8 @@ TEST(DemShapes, CompileTimePairSizesAreBitwiseTheRunTimeBody) {
       loss.observed = rollout(b, o, Backend::Cpu).x;
       for (double& x : loss.observed) x += 0.01;
       if (with_tangent) o.tangents = {{TangentKind::LogStiffness}};
-      const RolloutResult fixed = with_tangent ? run_body<Shape<2, 1, true>>(b, o, loss)
-                                               : run_body<Shape<2, 0, true>>(b, o, loss);
+      const RolloutResult fixed =
+          with_tangent ? run_body<Shape<2, 1, true>>(b, o, loss) : run_body<Shape<2, 0, true>>(b, o, loss);
       const RolloutResult general = run_body<Shape<>>(b, o, loss);
       expect_same_outputs(fixed, general);
       if (with_tangent) {
@@ -707,7 +715,7 @@ TEST(DemBadInput, ClearErrorsNamingParameterAndSystem) {
 namespace {
 // Loss (theta - target_b)^2 for system b; `wrong_gradient` flips the gradient's sign.
 dem::detail::BatchValues quadratic(const std::vector<int>& systems, const std::vector<double>& theta,
-                              bool wrong_gradient = false) {
+                                   bool wrong_gradient = false) {
   dem::detail::BatchValues v;
   for (size_t j = 0; j < systems.size(); ++j) {
     const double target = 2.0 + 0.5 * systems[j];
@@ -721,9 +729,8 @@ const std::vector<double> kStart(4, 1.0), kLower(4, 0.0), kUpper(4, 10.0);
 }  // namespace
 
 TEST(DemLockstep, ConvergesAndCountsRounds) {
-  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
-    return quadratic(s, t);
-  });
+  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{},
+                                                          [](auto& s, auto& t) { return quadratic(s, t); });
   for (int b = 0; b < 4; ++b) {
     EXPECT_EQ(fit.outcome[b], FitConverged) << fit.message[b];
     EXPECT_NEAR(fit.theta[b], 2.0 + 0.5 * b, 1e-8);
@@ -745,28 +752,26 @@ TEST(DemLockstep, ObjectiveThrowingInRound2PropagatesAndUnwindsEverySolver) {
   EXPECT_EQ(round, 2);
   EXPECT_EQ(dem::detail::live_solvers(), 0) << "every suspended solver is unwound";
   // The next fit on this thread starts from a clean state.
-  const FitResult again = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
-    return quadratic(s, t);
-  });
+  const FitResult again = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{},
+                                                            [](auto& s, auto& t) { return quadratic(s, t); });
   EXPECT_EQ(again.outcome[3], FitConverged);
 }
 
 TEST(DemLockstep, OutOfMemoryIsNotALineSearchStall) {
   int round = 0;
   EXPECT_THROW(dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{},
-                                            [&](auto& s, auto& t) {
-                                              if (++round == 3) throw std::bad_alloc();
-                                              return quadratic(s, t);
-                                            }),
+                                                 [&](auto& s, auto& t) {
+                                                   if (++round == 3) throw std::bad_alloc();
+                                                   return quadratic(s, t);
+                                                 }),
                std::bad_alloc);
   EXPECT_EQ(dem::detail::live_solvers(), 0);
 }
 
 TEST(DemLockstep, LineSearchFailureIsAStallAtTheLastAcceptedIterate) {
   // A gradient of the wrong sign: every search direction goes uphill, More-Thuente gives up.
-  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{}, [](auto& s, auto& t) {
-    return quadratic(s, t, true);
-  });
+  const FitResult fit = dem::detail::minimize_in_lockstep(kStart, kLower, kUpper, FitOptions{},
+                                                          [](auto& s, auto& t) { return quadratic(s, t, true); });
   for (int b = 0; b < 4; ++b) {
     EXPECT_EQ(fit.outcome[b], FitLineSearchStalled) << fit.message[b];
     EXPECT_FALSE(fit.message[b].empty());

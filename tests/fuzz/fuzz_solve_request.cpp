@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const AnyModel model = configure_builtin_model(choice.name, choice.config);
     const io::SolveRequest req = io::parse_solve_request(request, model.info());
     Options options = normalize_options(req.options);
-    const io::ArrayTable shape = io::result_shape(model.info(), options, io::provenance(model.info(), options, Backend::Cpu));
+    const io::ArrayTable shape =
+        io::result_shape(model.info(), options, io::provenance(model.info(), options, Backend::Cpu));
     const double steps = std::ceil(options.t_final / options.dt) * static_cast<double>(req.batch.n);
     if (steps > kMaxSolvedSteps || options.event_capacity > kMaxSolvedEvents) return;
     options.threads = 1;

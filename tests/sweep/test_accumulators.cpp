@@ -120,8 +120,7 @@ TEST(SweepAccumulators, QuantileSketchWithinItsStatedBound) {
       const double exact = sorted[k - 1];
       const double estimate = sketch.quantile(q);
       const double bound = std::max(sketch.relative_error_bound() * std::abs(exact), std::ldexp(1.0, -(1022 + bits)));
-      EXPECT_LE(std::abs(estimate - exact), bound)
-          << "q = " << q << ", m = " << bits;
+      EXPECT_LE(std::abs(estimate - exact), bound) << "q = " << q << ", m = " << bits;
     }
     // A coarse sketch is measurably off somewhere (the bound is not vacuous), yet within it.
     if (bits == 4) {
@@ -172,6 +171,8 @@ TEST(SweepAccumulators, SummaryLeavesOutNonFiniteSamplesAndRoundTrips) {
   EXPECT_EQ(OutputSummary::from_json(nlohmann::json::parse(summary.to_json().dump())).to_json(), summary.to_json());
   const OutputSummary empty(options);
   EXPECT_EQ(OutputSummary::from_json(nlohmann::json::parse(empty.to_json().dump())).min(0), HUGE_VAL);
-  EXPECT_EQ(nlohmann::json::to_cbor(OutputSummary::from_json(nlohmann::json::from_cbor(nlohmann::json::to_cbor(summary.to_json()))).to_json()),
-            nlohmann::json::to_cbor(summary.to_json()));
+  EXPECT_EQ(
+      nlohmann::json::to_cbor(
+          OutputSummary::from_json(nlohmann::json::from_cbor(nlohmann::json::to_cbor(summary.to_json()))).to_json()),
+      nlohmann::json::to_cbor(summary.to_json()));
 }

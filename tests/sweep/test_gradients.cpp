@@ -62,7 +62,8 @@ double integral(const std::function<double(double)>& f, double e, double low, do
   double sum = 0.0;
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
     for (int piece = 0; piece < 64; ++piece) {
-      const double lo = cuts[k] + (cuts[k + 1] - cuts[k]) * piece / 64, hi = cuts[k] + (cuts[k + 1] - cuts[k]) * (piece + 1) / 64;
+      const double lo = cuts[k] + (cuts[k + 1] - cuts[k]) * piece / 64,
+                   hi = cuts[k] + (cuts[k + 1] - cuts[k]) * (piece + 1) / 64;
       for (int q = 0; q < 5; ++q) sum += w[q] * 0.5 * (hi - lo) * f(0.5 * (lo + hi) + 0.5 * (hi - lo) * x[q]);
     }
   return sum;
@@ -196,7 +197,8 @@ TEST(Gradients, ScoresAndSampleSlopesAgainstFiniteDifferences) {
         const double v = sweep::field_value(d, f);
         const Distribution up = sweep::with_field(d, f, v + step), down = sweep::with_field(d, f, v - step);
         const double slope = (up.from_uniform(u) - down.from_uniform(u)) / (2.0 * step);
-        EXPECT_NEAR(sweep::sample_slope(d, f, x), slope, 1e-6 * (1.0 + std::abs(slope))) << int(d.kind) << " field " << f;
+        EXPECT_NEAR(sweep::sample_slope(d, f, x), slope, 1e-6 * (1.0 + std::abs(slope)))
+            << int(d.kind) << " field " << f;
         if (!sweep::has_score(d, f)) continue;
         const double score = (log_pdf(up, x) - log_pdf(down, x)) / (2.0 * step);
         EXPECT_NEAR(sweep::score(d, f, x), score, 1e-6 * (1.0 + std::abs(score))) << int(d.kind) << " field " << f;
@@ -249,7 +251,8 @@ TEST(Gradients, BallEstimatorsAgainstClosedForms) {
   expect_within(v.at("corrected"), dv, "dE[v(T)]/de corrected");
   expect_within(v.at("referee"), dv, "dE[v(T)]/de referee");
   EXPECT_GT(v.at("discontinuity").at("fraction").get<double>(), 0.0);
-  EXPECT_GT(std::abs(v.at("pathwise").at("mean").get<double>() - dv), 4.0 * v.at("pathwise").at("std_error").get<double>())
+  EXPECT_GT(std::abs(v.at("pathwise").at("mean").get<double>() - dv),
+            4.0 * v.at("pathwise").at("std_error").get<double>())
       << "the pathwise gradient of E[v(T)] is biased";
 
   // h(T) is continuous across an impact (h+ = h- = 0): no discontinuity, corrected = pathwise.
@@ -307,7 +310,8 @@ TEST(Gradients, LikelihoodRatioOfADistributionsDesignAgainstClosedForms) {
   expect_within(v.at("likelihood_ratio"), dv, "dE[v(T)]/dmu likelihood ratio");
   expect_within(v.at("corrected"), dv, "dE[v(T)]/dmu corrected");
   expect_within(v.at("referee"), dv, "dE[v(T)]/dmu referee");
-  EXPECT_GT(std::abs(v.at("pathwise").at("mean").get<double>() - dv), 4.0 * v.at("pathwise").at("std_error").get<double>());
+  EXPECT_GT(std::abs(v.at("pathwise").at("mean").get<double>() - dv),
+            4.0 * v.at("pathwise").at("std_error").get<double>());
 
   // t2 = sqrt(2 h0 / g) (1 + 2e): smooth in h0; every estimator applies.
   const json& t2 = objectives.at("t2").at("gradient").at("h0.mean");
@@ -338,7 +342,8 @@ TEST(Gradients, UniformBoundHasThePathwiseAndCorrectedGradientsOnly) {
   expect_within(bounces.at("referee"), dN, "dE[N]/db referee");
   // E[t2] = c (1 + 2e) E[sqrt h0]: d/db of (2/3)(b^1.5 - a^1.5) / (b - a).
   const double c = std::sqrt(2.0 / g) * (1.0 + 2.0 * e0);
-  const double dt2 = c * (std::sqrt(b) / (b - a) - 2.0 / 3.0 * (std::pow(b, 1.5) - std::pow(a, 1.5)) / ((b - a) * (b - a)));
+  const double dt2 =
+      c * (std::sqrt(b) / (b - a) - 2.0 / 3.0 * (std::pow(b, 1.5) - std::pow(a, 1.5)) / ((b - a) * (b - a)));
   expect_within(s.at("objectives").at("t2").at("gradient").at("h0.high").at("pathwise"), dt2, "dE[t2]/db pathwise");
 }
 
@@ -392,7 +397,9 @@ TEST(Gradients, BoundaryTermsOfOneRecord) {
   const std::vector<int> parameters = {0};
   const double slope = 3.0, h = 0.05;
   double z = 0.0, near = 0.0;
-  auto terms = [&](const sweep::Objective& o) { sweep::boundary_terms(r, 0, o, parameters, &slope, 1.0, h, &z, &near); };
+  auto terms = [&](const sweep::Objective& o) {
+    sweep::boundary_terms(r, 0, o, parameters, &slope, 1.0, h, &z, &near);
+  };
 
   sweep::Objective count;
   count.kind = ObjectiveKind::EventCount;

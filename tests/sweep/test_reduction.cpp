@@ -29,9 +29,9 @@ void fill_outputs(std::uint64_t first, std::uint64_t count, double* out) {
     double theta[3];
     sample_parameters(parameters.data(), 3, seed, first + i, theta);
     const double t1 = std::sqrt(2.0 * theta[0] / g);
-    out[0 * count + i] = t1 * (1.0 + 2.0 * theta[1]);               // t2
+    out[0 * count + i] = t1 * (1.0 + 2.0 * theta[1]);                   // t2
     out[1 * count + i] = t1 * (1.0 + 2.0 * theta[1]) / (2 * theta[0]);  // dt2/dh0
-    out[2 * count + i] = 2.0 * t1;                                   // dt2/de
+    out[2 * count + i] = 2.0 * t1;                                      // dt2/de
     out[3 * count + i] = theta[2] * theta[2] * theta[2];
   }
 }
@@ -175,7 +175,8 @@ TEST(SweepReduction, FailedRunHandsOverItsCompletedPrefixAndTheRestCompletesIt) 
     if (threads == 1) {
       EXPECT_EQ(completed.blocks.end, 7u) << "one worker completes every block before the failure";
     }
-    const Partial<OutputSummary> rest = partial_from_bytes<OutputSummary>(run_bytes({completed.blocks.end, layout.n_blocks()}, {2500, 2}));
+    const Partial<OutputSummary> rest =
+        partial_from_bytes<OutputSummary>(run_bytes({completed.blocks.end, layout.n_blocks()}, {2500, 2}));
     EXPECT_EQ(partial_to_bytes(merge_partials(std::vector<Partial<OutputSummary>>{completed, rest})), reference)
         << threads << " threads";
   }

@@ -24,7 +24,7 @@ namespace {
 
 const double g = 9.81;
 const double e_low = 0.6, e_high = 0.8;  // e ~ U(e_low, e_high)
-const double V = 5.0;                     // target speed before the second impact
+const double V = 5.0;                    // target speed before the second impact
 
 // L = (v-_1 + V)^2 = (V - c e sqrt(h0))^2 with c = sqrt(2 g).
 json ball_study(std::uint64_t samples) {
@@ -60,9 +60,7 @@ sweep::RobustDesignResult optimize(const Problem& p) {
 }
 
 // E[e^k] for e ~ U(e_low, e_high).
-double e_moment(int k) {
-  return (std::pow(e_high, k + 1) - std::pow(e_low, k + 1)) / ((k + 1) * (e_high - e_low));
-}
+double e_moment(int k) { return (std::pow(e_high, k + 1) - std::pow(e_low, k + 1)) / ((k + 1) * (e_high - e_low)); }
 
 }  // namespace
 
@@ -275,8 +273,8 @@ TEST(RobustDesignCli, OptimizeWritesTheHistoryAndTheFinalSummary) {
   EXPECT_EQ(opt.at("outcome"), "converged");
   EXPECT_EQ(opt.at("settings").at("objective"), "miss");
   const json& final_design = opt.at("final");
-  for (const char* key : {"design", "mean", "sd", "gradient", "projected_gradient_norm", "gradient_estimator",
-                          "discontinuity_fraction"})
+  for (const char* key :
+       {"design", "mean", "sd", "gradient", "projected_gradient_norm", "gradient_estimator", "discontinuity_fraction"})
     EXPECT_TRUE(final_design.contains(key)) << key;
   std::ifstream f(dir / "out" / "summary.json");
   const json summary = json::parse(f);
@@ -287,7 +285,7 @@ TEST(RobustDesignCli, OptimizeWritesTheHistoryAndTheFinalSummary) {
   without.erase("optimize");
   std::ofstream(dir / "plain.json") << without.dump();
   EXPECT_EQ(run_cli("sweep '" + (dir / "plain.json").string() + "' --backend cpu --optimize --out '" +
-                (dir / "plain").string() + "'"),
+                    (dir / "plain").string() + "'"),
             2);
   fs::remove_all(dir);
 }

@@ -98,7 +98,9 @@ void expect_ball_sobol_indices(const json& summary) {
   expect_within(sobol.at("e"), "ST", 1.0 - S1_h0);
 }
 
-TEST(Study, BallSobolIndicesAgainstClosedForms) { expect_ball_sobol_indices(sweep::summary_json(run(ball_study(8192, true, true)))); }
+TEST(Study, BallSobolIndicesAgainstClosedForms) {
+  expect_ball_sobol_indices(sweep::summary_json(run(ball_study(8192, true, true))));
+}
 
 TEST(Study, SummaryBitwiseEqualForChunkSizesThreadsAndShards) {
   // 3 blocks of 4096, a Saltelli design over h0, e designed: event records, boundary terms, the
@@ -199,7 +201,8 @@ TEST(Study, ScrambledSobolPointsBeatTheirIidErrorAndKeepTheirBits) {
   }
   EXPECT_EQ(sweep::summary_json(sweep::merge_results(shards)).dump(), reference);
   // And they differ from the random points' study.
-  EXPECT_NE(sweep::summary_json(run(ball_study(8192, false, false))).at("objectives").at("t2").at("mean"), t2.at("mean"));
+  EXPECT_NE(sweep::summary_json(run(ball_study(8192, false, false))).at("objectives").at("t2").at("mean"),
+            t2.at("mean"));
 }
 
 TEST(Study, ScrambledSobolSaltelliDesignAgainstClosedForms) {
@@ -268,16 +271,17 @@ TEST(SweepCli, SummaryHoldsTheDocumentedKeysAndShardsMergeToIt) {
   const json& t2 = s.at("objectives").at("t2");
   for (const char* key : {"mean", "std_error"}) EXPECT_TRUE(t2.contains(key)) << key;
   for (const char* p : {"h0", "e"})
-    for (const char* key : {"S1", "S1_conf", "ST", "ST_conf"}) EXPECT_TRUE(t2.at("sobol").at(p).contains(key)) << p << key;
+    for (const char* key : {"S1", "S1_conf", "ST", "ST_conf"})
+      EXPECT_TRUE(t2.at("sobol").at(p).contains(key)) << p << key;
   for (const char* key : {"version", "git_hash", "seed", "backend", "options", "samples", "wall_seconds"})
     EXPECT_TRUE(s.at("provenance").contains(key)) << key;
   for (int shard = 0; shard < 2; ++shard)
     ASSERT_EQ(run_cli("sweep " + study + " --backend cpu --shard " + std::to_string(shard) + "/2 --out '" +
-                  (dir / ("shard" + std::to_string(shard))).string() + "'"),
+                      (dir / ("shard" + std::to_string(shard))).string() + "'"),
               0);
   EXPECT_FALSE(fs::exists(dir / "shard0" / "summary.json")) << "a shard alone is not the study";
   ASSERT_EQ(run_cli("merge '" + (dir / "shard0").string() + "' '" + (dir / "shard1").string() + "' --out '" +
-                (dir / "merged").string() + "'"),
+                    (dir / "merged").string() + "'"),
             0);
   std::ifstream m(dir / "merged" / "summary.json");
   json merged = json::parse(m), whole = s;
@@ -300,7 +304,8 @@ TEST(SweepCli, SummaryHoldsEachGradientsEstimatorDiagnosticAndReferee) {
   study["objectives"].push_back({{"name", "bounces"}, {"event_count", true}});
   study["gradient_check"] = {{"delta", 0.01}};
   std::ofstream(dir / "study.json") << study.dump();
-  ASSERT_EQ(run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --out '" + (dir / "out").string() + "'"), 0);
+  ASSERT_EQ(
+      run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --out '" + (dir / "out").string() + "'"), 0);
   std::ifstream f(dir / "out" / "summary.json");
   const json s = json::parse(f);
   EXPECT_TRUE(s.contains("event_count_change_fraction"));
@@ -315,7 +320,8 @@ TEST(SweepCli, SummaryHoldsEachGradientsEstimatorDiagnosticAndReferee) {
     EXPECT_TRUE(g.at("referee").contains("agrees")) << name;
   }
   EXPECT_EQ(s.at("objectives").at("t2").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(), 0.0);
-  EXPECT_GT(s.at("objectives").at("bounces").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_GT(s.at("objectives").at("bounces").at("gradient").at("e").at("discontinuity").at("fraction").get<double>(),
+            0.0);
   fs::remove_all(dir);
 }
 
@@ -361,7 +367,9 @@ TEST(SweepCli, ResumeGoesOnFromAKeptPartialOrAShard) {
   ASSERT_EQ(run_cli("sweep " + study + " --shard 0/2 --out '" + (dir / "part").string() + "'"), 0);
   ASSERT_EQ(run_cli("sweep " + study + " --resume '" + (dir / "part").string() + "'"), 0);
   EXPECT_EQ(summary(dir / "part"), summary(dir / "whole"));
-  EXPECT_EQ(run_cli("sweep " + study + " --resume '" + (dir / "part").string() + "' --out '" + (dir / "again").string() + "'"), 2)
+  EXPECT_EQ(run_cli("sweep " + study + " --resume '" + (dir / "part").string() + "' --out '" +
+                    (dir / "again").string() + "'"),
+            2)
       << "nothing is left to run";
   EXPECT_EQ(run_cli("sweep " + study + " --seed 8 --resume '" + (dir / "part").string() + "' --out '" +
                     (dir / "other").string() + "'"),
@@ -373,11 +381,11 @@ TEST(SweepCli, ResumeGoesOnFromAKeptPartialOrAShard) {
   // is kept, if a block finished within the 2 s, starts at block 0.
   std::ofstream(dir / "long.json") << ball_study(100000000, false, false).dump();
   const fs::path kept = dir / "kept";
-  const int status = std::system(("timeout --preserve-status -s INT 2 '" + std::string(std::getenv("SALTATION_CLI")) +
-                                  "' sweep '" + (dir / "long.json").string() +
-                                  "' --backend cpu --memory-budget 1M --keep-partial --out '" + kept.string() +
-                                  "' > /dev/null 2>&1")
-                                     .c_str());
+  const int status =
+      std::system(("timeout --preserve-status -s INT 2 '" + std::string(std::getenv("SALTATION_CLI")) + "' sweep '" +
+                   (dir / "long.json").string() + "' --backend cpu --memory-budget 1M --keep-partial --out '" +
+                   kept.string() + "' > /dev/null 2>&1")
+                      .c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
   if (fs::exists(kept))
@@ -410,7 +418,9 @@ TEST(SweepCli, PerSampleSaltelliRowsInSalibLayout) {
   const fs::path dir = fs::temp_directory_path() / ("saltation_salib_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "study.json") << ball_study(2048, true, true).dump();
-  ASSERT_EQ(run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --per-sample --out '" + dir.string() + "'"), 0);
+  ASSERT_EQ(
+      run_cli("sweep '" + (dir / "study.json").string() + "' --backend cpu --per-sample --out '" + dir.string() + "'"),
+      0);
   const std::vector<double> x = read_npy(dir / "samples_salib_X.npy"), y = read_npy(dir / "samples_salib_Y_t2.npy");
   const int k = 2;  // h0 and e
   const std::size_t n = 2048;

@@ -34,9 +34,12 @@ __global__ void draw_kernel(const Distribution* dists, std::uint64_t first, int 
 
 TEST(SweepCuda, DeviceDrawsTheHostsBits) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  const std::vector<Distribution> dists = {Distribution::uniform(1, 2),          Distribution::normal(0, 1),
-                                           Distribution::fixed(9.81),            Distribution::lognormal(0.1, 0.3),
-                                           Distribution::truncnormal(0, 1, 2, 5), Distribution::design(0.5)};
+  const std::vector<Distribution> dists = {Distribution::uniform(1, 2),
+                                           Distribution::normal(0, 1),
+                                           Distribution::fixed(9.81),
+                                           Distribution::lognormal(0.1, 0.3),
+                                           Distribution::truncnormal(0, 1, 2, 5),
+                                           Distribution::design(0.5)};
   const int n = 4096;
   const std::uint64_t first = (std::uint64_t(1) << 40) + 17;
   Distribution* d_dists = nullptr;
@@ -65,10 +68,8 @@ TEST(SweepCuda, DeviceDrawsTheHostsBits) {
         const double device = rows[(static_cast<std::size_t>(i) * 6 + m) * n_params + p];
         // Constants are copied; uniform may differ by FMA contraction (nvcc's default), the rest
         // by the device's log/erfc/exp in the last bits.
-        if (p == 2 || p == 5)
-          EXPECT_EQ(device, host[p]) << i << " " << m << " " << p;
-        else
-          EXPECT_NEAR(device, host[p], 1e-13 * std::fabs(host[p]) + 1e-15) << i << " " << m << " " << p;
+        if (p == 2 || p == 5) EXPECT_EQ(device, host[p]) << i << " " << m << " " << p;
+        else EXPECT_NEAR(device, host[p], 1e-13 * std::fabs(host[p]) + 1e-15) << i << " " << m << " " << p;
       }
     }
   }
@@ -107,7 +108,8 @@ TEST(SweepCuda, DeviceFoldIsTheHostsFoldBitForBit) {
   const std::vector<StudyAccumulator> device = fold_study_blocks_on_device(empty, first, n, block, outputs.data(), n);
   ASSERT_EQ(device.size(), host.size());
   for (std::size_t b = 0; b < host.size(); ++b)
-    EXPECT_EQ(nlohmann::json::to_cbor(device[b].to_json()), nlohmann::json::to_cbor(host[b].to_json())) << "block " << b;
+    EXPECT_EQ(nlohmann::json::to_cbor(device[b].to_json()), nlohmann::json::to_cbor(host[b].to_json()))
+        << "block " << b;
 }
 
 }  // namespace sweep_cuda_test

@@ -114,7 +114,8 @@ struct EventGeometry {
 };
 
 template <class Model, class Th, bool Sens>
-SALTATION_HD EventGeometry<Model::N> event_geometry(const Model& m, int mode, const Th& th, int j, const double* q_minus,
+SALTATION_HD EventGeometry<Model::N> event_geometry(const Model& m, int mode, const Th& th, int j,
+                                                    const double* q_minus,
                                                     const EventPartials<Model, Th, Sens>& partials) {
   EventGeometry<Model::N> e;
   if (!partials.guard_gradient(e.g, e.g_q)) e.g = guard_gradient_at(m, j, q_minus, mode, th, e.g_q);

@@ -17,12 +17,12 @@ namespace saltation {
 //   reads_status    reads `status`
 //   differentiable  has a pathwise derivative (a piecewise constant kind has none)
 //   jumps_at_horizon  its value jumps when an event crosses t_final (the sweep's boundary term)
-#define SALTATION_FOR_EACH_OBJECTIVE_KIND(X)                                 \
-  X(EventTime, "event_time", true, false, false, false, true, false)         \
-  X(EventState, "event_state", true, true, false, false, true, false)        \
-  X(FinalState, "final_state", false, true, false, false, true, true)        \
-  X(EventCount, "event_count", false, false, false, false, false, true)      \
-  X(Landing, "landing", true, true, true, false, true, false)                \
+#define SALTATION_FOR_EACH_OBJECTIVE_KIND(X)                            \
+  X(EventTime, "event_time", true, false, false, false, true, false)    \
+  X(EventState, "event_state", true, true, false, false, true, false)   \
+  X(FinalState, "final_state", false, true, false, false, true, true)   \
+  X(EventCount, "event_count", false, false, false, false, false, true) \
+  X(Landing, "landing", true, true, true, false, true, false)           \
   X(StatusIs, "status", false, false, false, true, false, true)
 
 enum class ObjectiveKind : int {

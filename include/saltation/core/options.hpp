@@ -4,20 +4,21 @@
 namespace saltation {
 
 struct Options {
-  double t_final = 1.0;       // integrate over [0, t_final]
-  double dt = 1e-3;           // fixed RK4 step
-  double v_stop = 0.0;        // status Settled at an event whose normal impact speed |g_q . f-| / |g_q| is below this (0: off)
-  int event_capacity = 16;    // events recorded per trajectory; the next crossing ends it with status EventCapacity
-  int probes = 3;             // interior guard probes per step (features narrower than a step)
-  double time_tol = 1e-12;    // event-time accuracy the location iterations are sized for (locate_iterations_for)
-  double graze_tol = 1e-6;    // an event is grazing when |g_q . f-| < graze_tol |g_q| |f-|
-  int zeno_events = 8;        // this many events inside zeno_window ends the trajectory with status Zeno
-  double zeno_window = 0.0;   // seconds; 0 means one step (dt)
-  bool sensitivities = false; // also propagate X = dq/dtheta and event-time derivatives
-  int threads = 0;            // CPU backend: OpenMP threads (0: OpenMP's default)
+  double t_final = 1.0;  // integrate over [0, t_final]
+  double dt = 1e-3;      // fixed RK4 step
+  double v_stop =
+      0.0;  // status Settled at an event whose normal impact speed |g_q . f-| / |g_q| is below this (0: off)
+  int event_capacity = 16;     // events recorded per trajectory; the next crossing ends it with status EventCapacity
+  int probes = 3;              // interior guard probes per step (features narrower than a step)
+  double time_tol = 1e-12;     // event-time accuracy the location iterations are sized for (locate_iterations_for)
+  double graze_tol = 1e-6;     // an event is grazing when |g_q . f-| < graze_tol |g_q| |f-|
+  int zeno_events = 8;         // this many events inside zeno_window ends the trajectory with status Zeno
+  double zeno_window = 0.0;    // seconds; 0 means one step (dt)
+  bool sensitivities = false;  // also propagate X = dq/dtheta and event-time derivatives
+  int threads = 0;             // CPU backend: OpenMP threads (0: OpenMP's default)
   long long max_steps = 100000000;  // per trajectory; more steps (t_final / dt) are refused before any work
-  bool mark_invalid_rows = false;  // false: a bad row throws InvalidInput before any work starts;
-                                   // true: bad rows get status InvalidInput and the rest run
+  bool mark_invalid_rows = false;   // false: a bad row throws InvalidInput before any work starts;
+                                    // true: bad rows get status InvalidInput and the rest run
   // Derived by normalize_options(); the same on every backend.
   int locate_iterations = 0;
 };

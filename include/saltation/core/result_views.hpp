@@ -16,18 +16,18 @@ struct ResultView {
   std::size_t n = 0;  // trajectories
   int N = 0, P = 0, C = 0;
   bool sensitivities = false;
-  int* status = nullptr;       // [n]
-  double* t_end = nullptr;     // [n]
-  double* qf = nullptr;        // [N][n]
-  int* n_events = nullptr;     // [n]
-  double* ev_t = nullptr;      // [C][n]
-  int* ev_guard = nullptr;     // [C][n]
-  int* ev_flags = nullptr;     // [C][n]
-  double* ev_q = nullptr;      // [C][N][n]  pre-event state
-  double* ev_q_plus = nullptr; // [C][N][n]  post-event state
-  double* dqf = nullptr;       // [N][P][n]  total derivative of qf
-  double* ev_dt = nullptr;     // [C][P][n]  dt_e / dtheta
-  double* ev_dq = nullptr;     // [C][N][P][n]  total derivative of the pre-event state
+  int* status = nullptr;        // [n]
+  double* t_end = nullptr;      // [n]
+  double* qf = nullptr;         // [N][n]
+  int* n_events = nullptr;      // [n]
+  double* ev_t = nullptr;       // [C][n]
+  int* ev_guard = nullptr;      // [C][n]
+  int* ev_flags = nullptr;      // [C][n]
+  double* ev_q = nullptr;       // [C][N][n]  pre-event state
+  double* ev_q_plus = nullptr;  // [C][N][n]  post-event state
+  double* dqf = nullptr;        // [N][P][n]  total derivative of qf
+  double* ev_dt = nullptr;      // [C][P][n]  dt_e / dtheta
+  double* ev_dq = nullptr;      // [C][N][P][n]  total derivative of the pre-event state
 
   SALTATION_HD std::size_t at(std::size_t row, std::size_t i) const { return row * n + i; }
   SALTATION_HD std::size_t qf_at(int k, std::size_t i) const { return at(k, i); }

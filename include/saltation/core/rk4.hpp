@@ -2,8 +2,8 @@
 // Classical RK4 for the state, and the same stages carried through the tangent
 // Y = d q(t) / d [q(t_s), theta_flow] of the current smooth segment.
 #include "saltation/config.hpp"
-#include "saltation/dual.hpp"
 #include "saltation/core/params.hpp"
+#include "saltation/dual.hpp"
 
 namespace saltation::core {
 
@@ -55,8 +55,8 @@ constexpr int tangent_width() {
 // dual number's slots do not mix. The state values are bit-identical to rk4_step's (same
 // operations in the same order).
 template <int C0 = 0, class Model, class Th>
-SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h,
-                                   double* out, double* Y) {
+SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h, double* out,
+                                   double* Y) {
   constexpr int N = Model::N, W = tangent_width<Model>(), C = W - C0;
   static_assert(C0 >= 0 && C0 <= N, "the carried columns start at a q-column or at the first flow parameter's");
   using D = Dual<C>;

@@ -38,7 +38,7 @@ struct Tangents {};
 template <class Model>
 struct Tangents<Model, true> {
   static constexpr int N = Model::N, P = Model::P, F = Model::F, W = tangent_width<Model>();
-  double Y[N * W];   // segment tangent (for affine flows, see `pending`)
+  double Y[N * W];  // segment tangent (for affine flows, see `pending`)
   // X at the segment start, row-major N x P, each row padded to whole column groups: the jump
   // forms and stores whole groups (jump()); the padding is never read into a real column.
   static constexpr int kXsCols = (P + ColumnGroup::size - 1) / ColumnGroup::size * ColumnGroup::size;
@@ -60,9 +60,9 @@ struct Tangents<Model, true> {
   // same bits).
   static constexpr int kSquares = 4;
   double Phi[N * N];
-  double Psi[F * N * N > 0 ? F * N * N : 1];  // [(f * N + i) * N + l]
-  double psi[F * N > 0 ? F * N : 1];          // [f * N + i]
-  double squares[kSquares][N * N];            // squares[k] = Phi^(2^(k+1)), the first squares_known
+  double Psi[F * N * N > 0 ? F* N* N : 1];  // [(f * N + i) * N + l]
+  double psi[F * N > 0 ? F* N : 1];         // [f * N + i]
+  double squares[kSquares][N * N];          // squares[k] = Phi^(2^(k+1)), the first squares_known
   int squares_known = 0;
   int affine_mode = -1;
   int pending = 0;

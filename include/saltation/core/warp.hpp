@@ -40,8 +40,8 @@ class WarpLane {
  public:
   // A lane past the end of the batch (`in_batch` false) is ended from the start and never
   // touches the result arrays.
-  SALTATION_HD WarpLane(const Model& m, const Options& o, const Th& th, std::size_t i,
-                        const typename Output::View& out, bool in_batch)
+  SALTATION_HD WarpLane(const Model& m, const Options& o, const Th& th, std::size_t i, const typename Output::View& out,
+                        bool in_batch)
       : tr_(m, o, th, i, out), ended_(!in_batch || tr_.begin()) {}
 
   SALTATION_HD bool ended() const { return ended_; }

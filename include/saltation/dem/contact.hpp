@@ -29,11 +29,11 @@ enum class NormalModel : int { Linear, Hertz };
 
 template <class T>
 struct ContactParams {
-  T k;      // stiffness (already scaled by exp(theta))
-  T zeta;   // damping ratio (pair ratio from restitution + per-system added ratio)
+  T k;             // stiffness (already scaled by exp(theta))
+  T zeta;          // damping ratio (pair ratio from restitution + per-system added ratio)
   T damping_unit;  // d gamma0 / d zeta = 2 sqrt(kappa m_eff k) (damping_unit below)
-  T mu;     // Coulomb friction coefficient
-  T gt;     // tangential viscous coefficient (0: no tangential force)
+  T mu;            // Coulomb friction coefficient
+  T gt;            // tangential viscous coefficient (0: no tangential force)
 };
 
 template <class T>
@@ -42,8 +42,8 @@ struct ContactEval {
   T n[2];
   T vrel[2];
   T delta, deltadot;
-  T k, s, sp;          // stiffness, s(delta), s'(delta)
-  T g, gp;             // c = gamma0 g(delta)
+  T k, s, sp;  // stiffness, s(delta), s'(delta)
+  T g, gp;     // c = gamma0 g(delta)
   T gamma0, dgamma0_dzeta, c;
   T fn;
   // tangential: no force, viscous (gt vt below the cap), or Coulomb-capped
@@ -73,8 +73,8 @@ SALTATION_HD inline T damping_unit(NormalModel model, const T& meff, const T& k)
 }
 
 template <class T>
-SALTATION_HD inline ContactEval<T> contact_eval(NormalModel model, bool tangential, const ContactParams<T>& p,
-                                                T delta, const T n[2], const T vrel[2]) {
+SALTATION_HD inline ContactEval<T> contact_eval(NormalModel model, bool tangential, const ContactParams<T>& p, T delta,
+                                                const T n[2], const T vrel[2]) {
   using std::fabs;
   using std::sqrt;
   ContactEval<T> e;

@@ -46,8 +46,8 @@ nlohmann::json provenance(const DisksRequest& request, Backend used);
 
 // Statistics over the systems of a fit.
 struct FitSummary {
-  double stiffness_factor_mean = 0.0;  // of exp(theta) = k / k_ref
-  double stiffness_factor_sd = 0.0;    // sample standard deviation (0 for one system)
+  double stiffness_factor_mean = 0.0;   // of exp(theta) = k / k_ref
+  double stiffness_factor_sd = 0.0;     // sample standard deviation (0 for one system)
   int outcome_count[4] = {0, 0, 0, 0};  // systems per FitOutcome
   int iterations_max = 0;
   double iterations_mean = 0.0, evaluations_mean = 0.0;

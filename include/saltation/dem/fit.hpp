@@ -22,12 +22,12 @@ struct FitOptions {
   double lower = 1.6094379124341003;  // bounds on theta; default [log 5, log 100]
   double upper = 4.6051701859880914;
   std::vector<double> lower_per_system, upper_per_system;  // optional [b], override
-  int max_iterations = 30;    // L-BFGS-B iterations (scipy maxiter)
-  double epsilon = 1e-10;     // projected-gradient tolerance (scipy gtol)
+  int max_iterations = 30;                                 // L-BFGS-B iterations (scipy maxiter)
+  double epsilon = 1e-10;                                  // projected-gradient tolerance (scipy gtol)
   double epsilon_rel = 0.0;
-  int past = 1;               // with delta: scipy's ftol test
+  int past = 1;  // with delta: scipy's ftol test
   double delta = 1e-14;
-  int memory = 10;            // L-BFGS memory (scipy maxcor default)
+  int memory = 10;  // L-BFGS memory (scipy maxcor default)
   int max_linesearch = 40;
   bool record_history = false;  // accepted iterates (theta, loss), starting with the initial point
 };
@@ -42,10 +42,10 @@ struct FitResult {
   std::vector<int> outcome;          // FitOutcome
   std::vector<std::string> message;  // "" or why it stopped
   std::vector<std::vector<double>> history_theta, history_loss;
-  int rounds = 0;                    // batched evaluations performed
-  std::vector<int> round_sizes;      // systems evaluated in each round
-  double seconds = 0.0;              // total wall time
-  double engine_seconds = 0.0;       // time inside the batched rollouts
+  int rounds = 0;                // batched evaluations performed
+  std::vector<int> round_sizes;  // systems evaluated in each round
+  double seconds = 0.0;          // total wall time
+  double engine_seconds = 0.0;   // time inside the batched rollouts
 };
 
 // batch.log_stiffness holds the initial guesses; options.tangents is replaced by the log

@@ -165,8 +165,8 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
   const long is = Fixed::contiguous ? 1 : w.int_stride;
   // int work: the status, each disk's cell, the cell counts, the cell slots
   const long oCell = 1, oCount = 1 + n_disks, oSlot = 1 + n_disks + c.n_cells();
-#define SD(off) wd[(off) * s]
-#define SI(off) wi[(off) * is]
+#define SD(off) wd[(off)*s]
+#define SI(off) wi[(off)*is]
 
   const T kscale = exp(Lanes::load(c.log_stiffness + b));
   const T zeta_b = c.damping_ratio ? Lanes::load(c.damping_ratio + b) : T(0.0);
@@ -416,8 +416,10 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
       SD(oV + k) = Lanes::load(c.v0 + (long)k * n_systems + b);
       for (int p = 0; p < n_tangents; ++p) {
         const bool seed_index = c.tangent_index[p] == k;
-        SD(oDX + (long)p * n_coords + k) = (c.tangent_kind[p] == TangentKind::InitialPosition && seed_index) ? 1.0 : 0.0;
-        SD(oDV + (long)p * n_coords + k) = (c.tangent_kind[p] == TangentKind::InitialVelocity && seed_index) ? 1.0 : 0.0;
+        SD(oDX + (long)p * n_coords + k) =
+            (c.tangent_kind[p] == TangentKind::InitialPosition && seed_index) ? 1.0 : 0.0;
+        SD(oDV + (long)p * n_coords + k) =
+            (c.tangent_kind[p] == TangentKind::InitialVelocity && seed_index) ? 1.0 : 0.0;
       }
     }
     SD(oAL + d) = 0.0;
@@ -448,9 +450,7 @@ SALTATION_HD void rollout_system(const Team& team, const RolloutView& c, int b, 
 #endif
     bool pending_kick = false;
     for (int st = 0; st < c.stride && !stop; ++st) {
-      team.for_each(n_disks, [&](int d) {
-        kicks(d, pending_kick, true);
-      });
+      team.for_each(n_disks, [&](int d) { kicks(d, pending_kick, true); });
       pending_kick = true;
       if (c.use_cells) {
         team.single(build_cells);

@@ -19,7 +19,7 @@ class JsonObject {
 
   bool has(const std::string& key) const;
   const nlohmann::json& raw(const std::string& key) const;  // marks it read; throws when absent
-  std::string path(const std::string& key) const;            // "where.key"
+  std::string path(const std::string& key) const;           // "where.key"
 
   double number(const std::string& key) const;  // required
   double number(const std::string& key, double fallback) const;
@@ -29,7 +29,8 @@ class JsonObject {
   bool boolean(const std::string& key, bool fallback) const;
   std::string string(const std::string& key) const;
   std::string string(const std::string& key, const std::string& fallback) const;
-  std::string choice(const std::string& key, std::initializer_list<const char*> allowed, const std::string& fallback) const;
+  std::string choice(const std::string& key, std::initializer_list<const char*> allowed,
+                     const std::string& fallback) const;
   std::vector<double> numbers(const std::string& key) const;  // an array of numbers
   JsonObject object(const std::string& key) const;            // a nested object (absent: empty)
 

@@ -60,8 +60,7 @@ struct BouncingBall {
     return names[p];
   }
   static std::string param_domain(int p) {
-    return p == H0 ? "finite and >= 0 (the ball starts on or above the ground)"
-                   : p == E ? "in [0, 1]" : "finite";
+    return p == H0 ? "finite and >= 0 (the ball starts on or above the ground)" : p == E ? "in [0, 1]" : "finite";
   }
   void validate_config() const {
     if (!std::isfinite(gravity)) throw InvalidInput("config.g", -1, "must be finite");

@@ -57,7 +57,8 @@ struct Thermostat {
   }
   static Thermostat from_config(const ModelConfig& config) {
     Thermostat m;
-    m.initial_mode = config.choice("initial_mode", {"on", "off"}, "on", "the heater's mode at t = 0") == "on" ? On : Off;
+    m.initial_mode =
+        config.choice("initial_mode", {"on", "off"}, "on", "the heater's mode at t = 0") == "on" ? On : Off;
     return m;
   }
   static std::string state_name(int) { return "T"; }

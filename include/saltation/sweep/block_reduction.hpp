@@ -73,9 +73,9 @@ struct Partial {
   bool complete() const { return blocks.first == 0 && blocks.end == layout.n_blocks(); }
   const Acc& total() const {
     if (!complete() || nodes.size() != 1)
-      throw InvalidInput("partial", -1, "covers blocks " + std::to_string(blocks.first) + ".." +
-                                            std::to_string(blocks.end) + " of " +
-                                            std::to_string(layout.n_blocks()) + ", not all of them");
+      throw InvalidInput("partial", -1,
+                         "covers blocks " + std::to_string(blocks.first) + ".." + std::to_string(blocks.end) + " of " +
+                             std::to_string(layout.n_blocks()) + ", not all of them");
     return nodes.front().value;
   }
 };
@@ -144,7 +144,8 @@ void reduce_run(const Acc& empty, const BlockLayout& layout, std::uint64_t first
         while (whole_end < start + count && std::min(whole_end + bs, layout.n_samples) <= start + count)
           whole_end = std::min(whole_end + bs, layout.n_samples);
         std::vector<Acc> folded = fold_blocks(empty, index, whole_end - index, bs, outputs.data() + i, count);
-        for (std::size_t k = 0; k < folded.size(); ++k) push_node(stack, TreeNode<Acc>{0, block + k, std::move(folded[k])}, n_blocks);
+        for (std::size_t k = 0; k < folded.size(); ++k)
+          push_node(stack, TreeNode<Acc>{0, block + k, std::move(folded[k])}, n_blocks);
         i += whole_end - index;
         continue;
       }
@@ -264,8 +265,9 @@ Partial<Acc> merge_partials(std::vector<Partial<Acc>> partials) {
       throw InvalidInput("partials", static_cast<long>(s), "n_samples or block_size differs from the others'");
     if (s > 0 && partials[s].blocks.first != partials[s - 1].blocks.end)
       throw InvalidInput("partials", static_cast<long>(s),
-                         "starts at block " + std::to_string(partials[s].blocks.first) + " but the previous one ends at " +
-                             std::to_string(partials[s - 1].blocks.end) + " (gap or overlap)");
+                         "starts at block " + std::to_string(partials[s].blocks.first) +
+                             " but the previous one ends at " + std::to_string(partials[s - 1].blocks.end) +
+                             " (gap or overlap)");
   }
   Partial<Acc> merged{layout, {partials.front().blocks.first, partials.back().blocks.end}, {}};
   for (auto& partial : partials)

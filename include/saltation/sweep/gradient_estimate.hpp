@@ -25,8 +25,8 @@ struct Estimate {
 struct ObjectiveColumns {
   int n_design = 0;             // D: the design parameters, then the distribution designs
   std::vector<bool> has_score;  // per distribution design
-  bool pathwise = false;       // derivative columns 1 .. D
-  bool boundary = false;       // z_d and near_d columns after them
+  bool pathwise = false;        // derivative columns 1 .. D
+  bool boundary = false;        // z_d and near_d columns after them
   bool jumps_in_value = false;  // Objective::jumps_in_value
   GradientEstimator estimator = GradientEstimator::Pathwise;
   double bandwidth = 0.0;
@@ -45,20 +45,20 @@ ObjectiveColumns objective_columns(const nlohmann::json& header, std::size_t o);
 std::vector<std::string> gradient_names(const nlohmann::json& header);
 
 struct ParameterGradient {
-  Estimate pathwise;       // E[dL/dtheta] over the samples where L is defined (0 for counts and statuses)
+  Estimate pathwise;          // E[dL/dtheta] over the samples where L is defined (0 for counts and statuses)
   bool has_boundary = false;  // the three below: with records
-  Estimate boundary;       // the boundary term (for an objective read at an event: of its mean where defined)
-  Estimate discontinuity;  // share of samples near a discontinuity of L in theta
-  Estimate corrected;      // pathwise + boundary
+  Estimate boundary;          // the boundary term (for an objective read at an event: of its mean where defined)
+  Estimate discontinuity;     // share of samples near a discontinuity of L in theta
+  Estimate corrected;         // pathwise + boundary
   bool has_referee = false;
-  Estimate referee;        // (E[L(theta + delta)] - E[L(theta - delta)]) / (2 delta), common random numbers
+  Estimate referee;  // (E[L(theta + delta)] - E[L(theta - delta)]) / (2 delta), common random numbers
   bool has_likelihood_ratio = false;
   Estimate likelihood_ratio;  // mean((L - mean L) s): the score-function gradient with the mean as baseline
 };
 
 struct ObjectiveGradient {
   GradientEstimator estimator = GradientEstimator::Pathwise;  // what `chosen` is
-  std::vector<ParameterGradient> parameters;                   // per design parameter
+  std::vector<ParameterGradient> parameters;                  // per design parameter
   const Estimate& chosen(std::size_t d) const {
     return estimator == GradientEstimator::Corrected ? parameters[d].corrected : parameters[d].pathwise;
   }

@@ -41,7 +41,9 @@ SALTATION_HD inline std::uint64_t sortable_bits(double x) {
 
 // The QuantileSketch bucket of a finite x (below): sign, exponent and the top m mantissa bits, a
 // key of 12 + m <= 32 bits.
-SALTATION_HD inline std::uint64_t sketch_key(double x, int mantissa_bits) { return sortable_bits(x) >> (52 - mantissa_bits); }
+SALTATION_HD inline std::uint64_t sketch_key(double x, int mantissa_bits) {
+  return sortable_bits(x) >> (52 - mantissa_bits);
+}
 
 class Histogram {
  public:

@@ -33,9 +33,8 @@ SALTATION_HD inline void comoments_add(double& weight, double* mean, double* com
   weight = new_weight;
 }
 
-SALTATION_HD inline void comoments_merge(double& weight, double* mean, double* comoment, int dim,
-                                         double later_weight, const double* later_mean,
-                                         const double* later_comoment) {
+SALTATION_HD inline void comoments_merge(double& weight, double* mean, double* comoment, int dim, double later_weight,
+                                         const double* later_mean, const double* later_comoment) {
   if (later_weight == 0.0) return;
   if (weight == 0.0) {
     weight = later_weight;
@@ -58,7 +57,9 @@ class CoMoments {
  public:
   explicit CoMoments(int dim = 1);
 
-  void add(const double* x, double weight = 1.0) { comoments_add(weight_, mean_.data(), comoment_.data(), dim_, x, weight); }
+  void add(const double* x, double weight = 1.0) {
+    comoments_add(weight_, mean_.data(), comoment_.data(), dim_, x, weight);
+  }
   // `later` holds samples after this one's in the global order.
   void merge(const CoMoments& later);
   // The state a device's fold computed with comoments_add: weight, dim means, dim x dim co-moments.

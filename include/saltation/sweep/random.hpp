@@ -25,8 +25,8 @@ namespace saltation::sweep {
 // What a stream's draws are for. The index is the global sample index in every stream; the slot
 // is the parameter index (or the bootstrap replicate, see sobol.hpp).
 enum class Stream : std::uint32_t {
-  MonteCarlo = 0,  // plain Monte Carlo samples; also the Saltelli matrix A
-  SaltelliB = 1,   // the Saltelli matrix B
+  MonteCarlo = 0,   // plain Monte Carlo samples; also the Saltelli matrix A
+  SaltelliB = 1,    // the Saltelli matrix B
   Bootstrap = 2,    // Poisson bootstrap weights of the Sobol estimators (slot = replicate)
   QmcScramble = 3,  // per-dimension seeds of the scrambled Sobol' points (qmc.hpp; index = dimension)
 };

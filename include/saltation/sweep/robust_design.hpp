@@ -38,13 +38,13 @@ struct RobustDesignSettings {
 
 // F, its parts and its gradient at one design.
 struct DesignPoint {
-  std::vector<double> design;    // values of the design parameters
-  double value = 0.0;            // F = mean + lambda sd
+  std::vector<double> design;  // values of the design parameters
+  double value = 0.0;          // F = mean + lambda sd
   double mean = 0.0, sd = 0.0, std_error = 0.0;
-  std::vector<double> gradient;  // dF/dtheta
-  double projected_gradient_norm = 0.0;  // max |P(theta - dF/dtheta) - theta|, P the projection on the bounds
-  std::vector<std::string> estimators;  // of each entry of dE[L]/dtheta: pathwise, corrected, likelihood_ratio
-  double discontinuity_fraction = 0.0;  // the largest over the design parameters (gradient_estimate.hpp)
+  std::vector<double> gradient;                  // dF/dtheta
+  double projected_gradient_norm = 0.0;          // max |P(theta - dF/dtheta) - theta|, P the projection on the bounds
+  std::vector<std::string> estimators;           // of each entry of dE[L]/dtheta: pathwise, corrected, likelihood_ratio
+  double discontinuity_fraction = 0.0;           // the largest over the design parameters (gradient_estimate.hpp)
   std::uint64_t n_defined = 0, n_undefined = 0;  // samples where L is (not) defined; only defined ones count
 };
 
@@ -65,12 +65,12 @@ const char* outcome_name(DesignOutcome o);
 
 struct RobustDesignResult {
   DesignOutcome outcome = DesignOutcome::Converged;
-  std::string message;              // why it stopped, for Stalled and Failed
+  std::string message;  // why it stopped, for Stalled and Failed
   std::vector<std::string> design_names;
   std::vector<DesignIterate> history;  // every accepted iterate; back() is the final design
-  int evaluations = 0;              // sweeps run
-  int restarts = 0;                 // L-BFGS-B restarts after a line search that ran out of trials
-  StudyResult final_study;          // the sweep at history.back()'s design
+  int evaluations = 0;                 // sweeps run
+  int restarts = 0;                    // L-BFGS-B restarts after a line search that ran out of trials
+  StudyResult final_study;             // the sweep at history.back()'s design
 };
 
 // Called with each accepted iterate, as it is accepted.

@@ -69,13 +69,13 @@ SALTATION_HD void saltelli_row(const Distribution* distributions, std::uint32_t 
 
 // The same with the Philox uniforms: base sample j's slot p in stream MonteCarlo (A) or SaltelliB.
 SALTATION_HD inline void saltelli_parameters(const Distribution* distributions, std::uint32_t n_params,
-                                             std::uint64_t seed, std::uint64_t j, std::uint32_t matrix,
-                                             double* theta) {
-  saltelli_row(distributions, n_params, matrix,
-               [&](bool from_b, std::uint32_t, std::uint32_t p) {
-                 return uniform01(seed, from_b ? Stream::SaltelliB : Stream::MonteCarlo, j, p);
-               },
-               theta);
+                                             std::uint64_t seed, std::uint64_t j, std::uint32_t matrix, double* theta) {
+  saltelli_row(
+      distributions, n_params, matrix,
+      [&](bool from_b, std::uint32_t, std::uint32_t p) {
+        return uniform01(seed, from_b ? Stream::SaltelliB : Stream::MonteCarlo, j, p);
+      },
+      theta);
 }
 
 // Poisson(1) by inverse CDF: the smallest k with P(K <= k) >= u. P(K > 19) < 1e-18, below the

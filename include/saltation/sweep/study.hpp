@@ -66,18 +66,18 @@ enum class Sampling { Random, ScrambledSobol };
 
 struct Study {
   io::ModelChoice model;
-  Options options;                          // as for solve; mark_invalid_rows is always on
-  std::vector<Distribution> parameters;     // one per model parameter, in order
+  Options options;                                       // as for solve; mark_invalid_rows is always on
+  std::vector<Distribution> parameters;                  // one per model parameter, in order
   std::vector<DistributionDesign> distribution_designs;  // in parameter order, then field order
   std::vector<Objective> objectives;
   std::vector<UserObjective> user_objectives;  // after `objectives` in every summary
-  std::uint64_t samples = 0;                // base samples (Sobol: each costs k + 2 trajectories)
+  std::uint64_t samples = 0;                   // base samples (Sobol: each costs k + 2 trajectories)
   std::uint64_t seed = 0;
   bool sobol = false;
   Sampling sampling = Sampling::Random;
-  int sobol_resamples = 100;                // bootstrap replicates of the Sobol intervals
-  std::uint64_t block_size = 4096;          // the reduction tree's leaves; part of the result
-  std::uint64_t pilot_samples = 1024;       // samples 0 .. that fix the histogram ranges and bandwidths
+  int sobol_resamples = 100;           // bootstrap replicates of the Sobol intervals
+  std::uint64_t block_size = 4096;     // the reduction tree's leaves; part of the result
+  std::uint64_t pilot_samples = 1024;  // samples 0 .. that fix the histogram ranges and bandwidths
   // The referee ("gradient_check": {"delta": d}): every sample also runs at theta +- delta e_p for
   // each design parameter p, on the same draws, for the central difference of E[L]. 0: off.
   double gradient_check_delta = 0.0;
@@ -100,10 +100,11 @@ struct StudyResult;
 
 struct StudyRun {
   Backend backend = Backend::Auto;
-  std::uint64_t memory_budget = 0;  // bytes for one chunk's trajectories; 0: 1 GiB (CPU), a quarter of the device's (CUDA)
-  int shard = 0, n_shards = 1;      // run blocks [n_blocks shard / n_shards, n_blocks (shard + 1) / n_shards)
-  std::string per_sample_prefix;    // when not empty: PREFIX_<name>.npy per-sample arrays, streamed
-  Progress progress;                // samples done of this shard's samples (of those left, when resumed)
+  std::uint64_t memory_budget =
+      0;                        // bytes for one chunk's trajectories; 0: 1 GiB (CPU), a quarter of the device's (CUDA)
+  int shard = 0, n_shards = 1;  // run blocks [n_blocks shard / n_shards, n_blocks (shard + 1) / n_shards)
+  std::string per_sample_prefix;  // when not empty: PREFIX_<name>.npy per-sample arrays, streamed
+  Progress progress;              // samples done of this shard's samples (of those left, when resumed)
   // When set, a run that stops early (an interrupt, a CUDA or I/O failure) first hands the blocks
   // it completed from the shard's start on (with those of `resume`) to this, then the error
   // propagates. Not called when there are none. Not with per-sample files.
@@ -139,7 +140,9 @@ class StudyAccumulator {
   // the Sobol accumulators), for a device's fold to assign (study_fold.hpp).
   std::size_t n_summaries() const { return 1 + objectives_.size() + referee_.size(); }
   const OutputSummary& summary(std::size_t k) const {
-    return k == 0 ? outcomes_.front() : k <= objectives_.size() ? objectives_[k - 1] : referee_[k - 1 - objectives_.size()];
+    return k == 0                    ? outcomes_.front()
+           : k <= objectives_.size() ? objectives_[k - 1]
+                                     : referee_[k - 1 - objectives_.size()];
   }
   OutputSummary& summary(std::size_t k) { return const_cast<OutputSummary&>(std::as_const(*this).summary(k)); }
   SobolAccumulator& sobol(std::size_t o) { return sobol_[o]; }

@@ -28,7 +28,8 @@ struct SummaryState {
   std::uint64_t n_finite = 0, n_non_finite = 0;
   double weight = 0.0;
   std::vector<double> mean, comoment, min, max;  // D, D x D, D, D
-  std::vector<std::uint64_t> slots;              // per output its n_bins + 2 (histogram_slot), outputs in order; empty without histograms
+  std::vector<std::uint64_t>
+      slots;  // per output its n_bins + 2 (histogram_slot), outputs in order; empty without histograms
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> buckets;  // per output: (sketch_key, count)
 };
 

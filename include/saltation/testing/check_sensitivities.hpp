@@ -41,10 +41,10 @@ struct SensitivityCheckSettings {
 };
 
 struct SensitivityCheck {
-  Status status = Status::Finished;  // of the unperturbed run
-  int events = 0;                    // events of the unperturbed run
-  int compared = 0;                  // derivatives compared
-  double worst_error = 0.0;          // largest error over the compared derivatives (inf where one is NaN)
+  Status status = Status::Finished;       // of the unperturbed run
+  int events = 0;                         // events of the unperturbed run
+  int compared = 0;                       // derivatives compared
+  double worst_error = 0.0;               // largest error over the compared derivatives (inf where one is NaN)
   std::string worst_output, worst_param;  // where, e.g. "q_e[1][v]" and "e"
   double worst_analytic = 0.0, worst_finite_difference = 0.0;
   std::vector<std::string> topology_changed;  // parameters not compared: the topology changed
@@ -119,7 +119,8 @@ SensitivityCheck check_sensitivities(const Model& model, const std::vector<doubl
                                      Backend backend = Backend::Cpu, const SensitivityCheckSettings& settings = {}) {
   constexpr int P = Model::P;
   if (static_cast<int>(theta.size()) != P)
-    throw InvalidInput("theta", -1, "has " + std::to_string(theta.size()) + " entries, the model needs " + std::to_string(P));
+    throw InvalidInput("theta", -1,
+                       "has " + std::to_string(theta.size()) + " entries, the model needs " + std::to_string(P));
   Options with_sens = options;
   with_sens.sensitivities = true;
   const Result base = solve(model, Batch::from_rows({theta}, P), with_sens, backend);

@@ -6,12 +6,21 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
-static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-#define T(label, stmt) { double t0 = now(); stmt; cudaDeviceSynchronize(); std::printf("%-40s %9.3f ms\n", label, (now() - t0) * 1e3); }
+static double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+#define T(label, stmt)                                          \
+  {                                                             \
+    double t0 = now();                                          \
+    stmt;                                                       \
+    cudaDeviceSynchronize();                                    \
+    std::printf("%-40s %9.3f ms\n", label, (now() - t0) * 1e3); \
+  }
 int main() {
   cudaFree(0);
   for (size_t mb : {16, 200, 800}) {
-    size_t b = mb << 20; void *h = nullptr, *d = nullptr;
+    size_t b = mb << 20;
+    void *h = nullptr, *d = nullptr;
     std::printf("== %zu MB\n", mb);
     for (int r = 0; r < 2; ++r) {
       T("cudaMallocHost", cudaMallocHost(&h, b));
@@ -31,6 +40,8 @@ int main() {
     T("setlimit stack up", cudaDeviceSetLimit(cudaLimitStackSize, s));
     T("setlimit stack back 1024", cudaDeviceSetLimit(cudaLimitStackSize, 1024));
   }
-  size_t f, t; cudaMemGetInfo(&f, &t); std::printf("free %zu total %zu\n", f, t);
+  size_t f, t;
+  cudaMemGetInfo(&f, &t);
+  std::printf("free %zu total %zu\n", f, t);
   return 0;
 }

@@ -20,8 +20,8 @@ namespace saltation::terrain_ball {
 // register limit (bench/README.md, "The guard bound in vectors").
 template <class S>
 struct GuardSummary {
-  S ceiling = S(0.0);    // sum of the positive amplitudes: no terrain point is higher
-  S slope = S(0.0);      // bounds of |h'| and of h'' everywhere (departure_excluded)
+  S ceiling = S(0.0);  // sum of the positive amplitudes: no terrain point is higher
+  S slope = S(0.0);    // bounds of |h'| and of h'' everywhere (departure_excluded)
   S curvature = S(0.0);
 };
 constexpr double kMaxSlope = 0.60653066, kMaxCurvature = 0.44626033;  // e^(-1/2), 2 e^(-3/2), up

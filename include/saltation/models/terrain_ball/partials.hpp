@@ -32,7 +32,7 @@ template <int K>
 struct EventContext {
   static constexpr bool kKeepsBumpExps = K > 0 && K <= 32;
   double x = 0.0, g = 0.0, dh = 0.0, d2h = 0.0;  // the event's position, guard, terrain slope and curvature
-  double dvx[5] = {}, dvy[5] = {};  // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
+  double dvx[5] = {}, dvy[5] = {};               // d(vx+, vy+)/d(dh, e, mu, vx-, vy-)
   double bump_exp[kKeepsBumpExps ? K : 1] = {};  // each bump's exp(-u^2 / 2) at x, 0 past reach (the terrain's)
 };
 
