@@ -7,11 +7,11 @@
 // includes it inside HWY_BEFORE_NAMESPACE() and a namespace `...::HWY_NAMESPACE` on every pass (the
 // toggle below lets it in again for the next target); it declares the lanes for the AVX2 and
 // AVX-512 targets only.
-#if defined(SALTATION_LANE_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef SALTATION_LANE_VEC_INL_H_
-#undef SALTATION_LANE_VEC_INL_H_
+#if defined(SALTATION_LANE_VEC_INL_H) == defined(HWY_TARGET_TOGGLE)
+#ifdef SALTATION_LANE_VEC_INL_H
+#undef SALTATION_LANE_VEC_INL_H
 #else
-#define SALTATION_LANE_VEC_INL_H_
+#define SALTATION_LANE_VEC_INL_H
 #endif
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
 
@@ -121,4 +121,4 @@ inline unsigned lane_bits(const LaneMask& m) {
 }
 
 #endif  // HWY_TARGET
-#endif  // SALTATION_LANE_VEC_INL_H_
+#endif  // SALTATION_LANE_VEC_INL_H
