@@ -213,7 +213,10 @@ RolloutView shape_of(const DiskBatch& batch, const RolloutOptions& o) {
   c.walls = o.walls;
   if (o.walls) {
     for (int a = 0; a < 2; ++a) {
-      if (!(o.box_hi[a] > o.box_lo[a])) throw InvalidInput("box", -1, "box_hi must exceed box_lo in every axis");
+      if (!(o.box_hi[a] > o.box_lo[a]))
+        throw InvalidInput("box_hi[" + std::to_string(a) + "]", -1,
+                           "= " + std::to_string(o.box_hi[a]) + " must exceed box_lo[" + std::to_string(a) +
+                               "] = " + std::to_string(o.box_lo[a]));
       c.box_lo[a] = o.box_lo[a];
       c.box_hi[a] = o.box_hi[a];
     }

@@ -485,6 +485,23 @@ TEST_P(DemPhysics, WallsElasticBounceKeepsSpeed) {
   for (int f = 0; f < 30; ++f) EXPECT_LT(std::fabs(r.pos(f, 0, 0, 0)), 2.0);
 }
 
+TEST_P(DemPhysics, WallsWithHiNotAboveLoNameTheAxis) {
+  DiskBatch b = DiskBatch::make(1, 1);
+  b.r(0, 0) = 0.5;
+  b.m(0, 0) = 1.0;
+  RolloutOptions o = opts(1e-3, 3, 1, 1e3);
+  o.walls = true;
+  o.box_lo[0] = o.box_lo[1] = -2;
+  o.box_hi[0] = 2;
+  o.box_hi[1] = -3;
+  try {
+    run(b, o);
+    ADD_FAILURE() << "walls with box_hi[1] < box_lo[1] must be refused";
+  } catch (const saltation::InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("box_hi[1]"), std::string::npos) << e.what();
+  }
+}
+
 namespace {
 // Three systems of 40 disks at rest on a line (no contacts): system 0 runs all frames; in
 // system 1 disks 5 and 6 coincide (stops at the initial force: Coincident); disk 0 of system 2
