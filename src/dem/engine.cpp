@@ -215,7 +215,7 @@ RolloutView shape_of(const DiskBatch& batch, const RolloutOptions& o) {
     for (int a = 0; a < 2; ++a) {
       if (!(o.box_hi[a] > o.box_lo[a]))
         throw InvalidInput("box_hi[" + std::to_string(a) + "]", -1,
-                           "= " + std::to_string(o.box_hi[a]) + " must exceed box_lo[" + std::to_string(a) +
+                           std::to_string(o.box_hi[a]) + " must exceed box_lo[" + std::to_string(a) +
                                "] = " + std::to_string(o.box_lo[a]));
       c.box_lo[a] = o.box_lo[a];
       c.box_hi[a] = o.box_hi[a];
