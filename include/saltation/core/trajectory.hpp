@@ -86,7 +86,7 @@ class Trajectory {
   SALTATION_HD StepOutcome step() {
     const bool last = last_step_from(t_);
     const double h = step_length_from(t_);
-    double q_end[N], g_end[M];
+    double q_end[N], g_end[M] = {};  // g_end is read only when evaluated; zeroed so that GCC need not warn
     double Y_end[kYSize];
     bool g_end_known = false;
     if (scan_step(h, q_end, g_end, bracket_, Y_end, g_end_known)) return StepOutcome::Bracketed;
