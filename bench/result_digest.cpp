@@ -27,18 +27,7 @@ void mix(std::uint64_t& h, const std::vector<T>& v) {
 
 void print(const char* model, int P, std::size_t n, bool sens, const saltation::Result& r) {
   std::uint64_t h = 1469598103934665603ull;
-  mix(h, r.status);
-  mix(h, r.t_end);
-  mix(h, r.qf);
-  mix(h, r.n_events);
-  mix(h, r.ev_t);
-  mix(h, r.ev_guard);
-  mix(h, r.ev_flags);
-  mix(h, r.ev_q);
-  mix(h, r.ev_q_plus);
-  mix(h, r.dqf);
-  mix(h, r.ev_dt);
-  mix(h, r.ev_dq);
+  saltation::zip_arrays(r, r, [&h](const auto& array, const auto&) { mix(h, array); });  // every array, in order
   std::printf("%s P=%d n=%zu sensitivities=%d digest=%016llx\n", model, P, n, int(sens),
               static_cast<unsigned long long>(h));
 }
