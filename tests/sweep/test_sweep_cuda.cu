@@ -102,7 +102,7 @@ TEST(SweepCuda, DeviceFoldIsTheHostsFoldBitForBit) {
     for (std::uint64_t i = 0; i < n; ++i) {
       const double u = uniform01(11, Stream::MonteCarlo, first + i, static_cast<std::uint32_t>(r));
       outputs[r * n + i] = r < 3 ? std::floor(4 * u) : 3.0 * u - 0.2;
-      if (i % 997 == r) outputs[r * n + i] = NAN;
+      if (i % 997 == static_cast<std::uint64_t>(r)) outputs[r * n + i] = NAN;
     }
   const std::vector<StudyAccumulator> host = fold_blocks_on_host(empty, first, n, block, outputs.data(), n, 1);
   const std::vector<StudyAccumulator> device = fold_study_blocks_on_device(empty, first, n, block, outputs.data(), n);
