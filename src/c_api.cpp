@@ -36,8 +36,7 @@ extern "C" int saltation_solve_json(const char* request_json, char** result_json
   try {
     if (!request_json) throw InvalidInput("request_json", -1, "is NULL");
     const nlohmann::json request = io::parse_json(request_json);
-    const io::ModelChoice choice = io::parse_model_choice(request);
-    const AnyModel model = configure_builtin_model(choice.name, choice.config);
+    const AnyModel model = configure_model(io::parse_model_choice(request));
     const io::SolveRequest req = io::parse_solve_request(request, model.info());
     const Options options = normalize_options(req.options);
     const Backend used = resolve_backend(req.backend);

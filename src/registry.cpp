@@ -8,6 +8,7 @@
 #include "builtin_models.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/io/json_object.hpp"
+#include "saltation/user_model/user_model.hpp"
 
 namespace saltation {
 namespace {
@@ -142,6 +143,11 @@ AnyModel configure_builtin_model(const std::string& name, const json& config_jso
   throw InvalidInput(config.path(first->variant_key), -1,
                      std::to_string(wanted) + " is not compiled in (" + compiled +
                          "); other values need the C++ API with the model type");
+}
+
+AnyModel configure_model(const io::ModelChoice& choice) {
+  if (choice.definition) return user_model::load_model(choice.definition, choice.config);
+  return configure_builtin_model(choice.name, choice.config);
 }
 
 }  // namespace saltation

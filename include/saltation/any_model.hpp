@@ -1,7 +1,7 @@
 #pragma once
 // A configured model chosen at run time: the value the CLI, the C API, the bindings and sweeps
-// hold. Built from any model type (built-in or a user's), it carries the model's description
-// and its solve and observe entry points for every backend.
+// hold. Built from any model type (built-in or a user's) or from a model file compiled at run
+// time, it carries the model's description and its drivers (model_drivers.hpp).
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "saltation/model_drivers.hpp"
 #include "saltation/model_info.hpp"
-#include "saltation/solve.hpp"
 
 namespace saltation {
 
@@ -34,45 +34,26 @@ class AnyModel {
  public:
   template <class Model>
   static AnyModel of(const Model& model, nlohmann::json config = nlohmann::json::object()) {
-    AnyModel m;
-    m.impl_ = std::make_shared<const Holder<Model>>(model);
-    m.info_ = model_info<Model>(std::move(config));
-    return m;
+    return AnyModel(std::make_shared<const ModelDriversOf<Model>>(model), model_info<Model>(std::move(config)));
   }
+  // A model known by its drivers and description only (a model file compiled at run time).
+  AnyModel(std::shared_ptr<const ModelDrivers> drivers, ModelInfo info)
+      : drivers_(std::move(drivers)), info_(std::move(info)) {}
 
   const ModelInfo& info() const { return info_; }
   Result solve(const Batch& batch, const Options& options, Backend backend = Backend::Auto,
                const Progress& progress = nullptr) const {
-    return impl_->solve(batch, options, backend, progress);
+    return drivers_->solve(batch, options, backend, progress);
   }
   // saltation::observe: objective values and design derivatives, [n_outputs][n], with status and n_events.
   Observation observe(const Batch& batch, const Options& options, std::vector<ObjectiveSpec> objectives,
                       std::vector<int> design, Backend backend = Backend::Auto,
                       const Progress& progress = nullptr) const {
-    return impl_->observe(batch, options, std::move(objectives), std::move(design), backend, progress);
+    return drivers_->observe(batch, options, std::move(objectives), std::move(design), backend, progress);
   }
 
  private:
-  struct Interface {
-    virtual ~Interface() = default;
-    virtual Result solve(const Batch&, const Options&, Backend, const Progress&) const = 0;
-    virtual Observation observe(const Batch&, const Options&, std::vector<ObjectiveSpec>, std::vector<int>, Backend,
-                                const Progress&) const = 0;
-  };
-  template <class Model>
-  struct Holder final : Interface {
-    explicit Holder(const Model& m) : model(m) {}
-    Result solve(const Batch& b, const Options& o, Backend backend, const Progress& progress) const override {
-      return saltation::solve(model, b, o, backend, progress);
-    }
-    Observation observe(const Batch& b, const Options& o, std::vector<ObjectiveSpec> objectives,
-                        std::vector<int> design, Backend backend, const Progress& progress) const override {
-      return saltation::observe(model, b, o, std::move(objectives), std::move(design), backend, progress);
-    }
-    Model model;
-  };
-  AnyModel() = default;
-  std::shared_ptr<const Interface> impl_;
+  std::shared_ptr<const ModelDrivers> drivers_;
   ModelInfo info_;
 };
 

@@ -15,10 +15,12 @@ class InvalidInput : public std::invalid_argument {
   InvalidInput(std::string parameter, long row, long line, long column, const std::string& what)
       : std::invalid_argument(compose(parameter, row, line, column, what)),
         parameter_(std::move(parameter)),
+        message_(what),
         row_(row),
         line_(line),
         column_(column) {}
   const std::string& parameter() const { return parameter_; }
+  const std::string& message() const { return message_; }  // what() without the parameter and place
   long row() const { return row_; }
   long line() const { return line_; }      // 0 when the error has no place in a text
   long column() const { return column_; }  // 0 when the error has no place in a text
@@ -32,7 +34,7 @@ class InvalidInput : public std::invalid_argument {
     if (!place.empty()) s += " (" + place + ")";
     return s + ": " + what;
   }
-  std::string parameter_;
+  std::string parameter_, message_;
   long row_;
   long line_, column_;
 };

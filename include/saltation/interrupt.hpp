@@ -9,11 +9,16 @@
 namespace saltation {
 
 // The signal that asked for the stop (SIGINT, SIGTERM, ...), or 0. Lock-free, so a signal handler
-// may store to it.
+// may store to it. A model compiled at run time is a library of its own: it reads the loading
+// process's (user_model/plugin.hpp), so that a signal stops its runs too.
+#if defined(SALTATION_RUNTIME_PLUGIN)
+std::atomic<int>& interrupt_request();
+#else
 inline std::atomic<int>& interrupt_request() {
   static std::atomic<int> request{0};
   return request;
 }
+#endif
 inline void request_interrupt(int signal) { interrupt_request().store(signal, std::memory_order_relaxed); }
 inline bool interrupt_requested() { return interrupt_request().load(std::memory_order_relaxed) != 0; }
 

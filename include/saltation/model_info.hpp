@@ -11,6 +11,8 @@ struct ModelInfo {
   std::string name;
   int N = 0, P = 0, M = 0;
   std::vector<std::string> state_names, param_names, param_domains;
+  std::vector<std::string> guard_names;              // a model file's guards by name; empty for a C++ model
+  std::string definition_digest;                     // a model file's: the SHA-256 of its checked definition
   nlohmann::json config = nlohmann::json::object();  // the configuration in force, defaults included
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "saltation/any_model.hpp"
+#include "saltation/io/solve_io.hpp"
 
 namespace saltation {
 
@@ -32,5 +33,9 @@ const std::vector<RegisteredModel>& builtin_models();
 // The built-in model `name` configured by `config` (a JSON object of constants; null means
 // all defaults). Throws InvalidInput naming "model" or the bad "config.<key>".
 AnyModel configure_builtin_model(const std::string& name, const nlohmann::json& config);
+
+// The model a request chose (io::parse_model_choice): a built-in one, or a model file's
+// (user_model/user_model.hpp), configured by the request's "config".
+AnyModel configure_model(const io::ModelChoice& choice);
 
 }  // namespace saltation

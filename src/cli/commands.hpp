@@ -15,6 +15,7 @@ inline std::string& kept_partial_note() {
 void add_solve_command(CLI::App& app);    // solve_command.cpp
 void add_disks_command(CLI::App& app);    // disks_command.cpp
 void add_models_command(CLI::App& app);   // models_command.cpp
+void add_model_command(CLI::App& app);    // model_command.cpp: model check, model cpp
 void add_devices_command(CLI::App& app);  // devices_command.cpp
 void add_sweep_commands(CLI::App& app);   // sweep_command.cpp: sweep and merge
 }  // namespace saltation::cli

@@ -16,6 +16,7 @@
 #include "saltation/config.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
+#include "saltation/user_model/user_model.hpp"
 
 namespace {
 
@@ -66,11 +67,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", SALTATION_VERSION_STRING);
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error, "
+      "Exit codes: 0 ok, 1 internal error, 2 invalid input, 3 I/O error, 4 CUDA error or a model file that "
+      "could not be compiled, "
       "130 / 143 interrupted by SIGINT / SIGTERM (nothing written, unless --keep-partial).");
   add_solve_command(app);
   add_disks_command(app);
   add_models_command(app);
+  add_model_command(app);
   add_sweep_commands(app);
   add_devices_command(app);
   // Every failure is reported in one format (docs/reliability.md):
@@ -99,6 +102,8 @@ int main(int argc, char** argv) {
     const std::string& kept = kept_partial_note();
     std::cerr << "saltation: CUDA error: " << e.what() << (kept.empty() ? "" : "; " + kept) << "\n";
     return ExitCuda;
+  } catch (const saltation::user_model::ToolchainError& e) {
+    return fail("compiler error", e, ExitCuda);
   } catch (const std::bad_alloc& e) {
     return fail("out of memory", e, ExitInternal);
   } catch (const std::exception& e) {

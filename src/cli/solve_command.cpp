@@ -95,8 +95,7 @@ void run_solve(const SolveArgs& a) {
   const std::uint64_t requested_budget =
       a.memory_budget.empty() ? 0 : io::parse_bytes("--memory-budget", a.memory_budget);
   const nlohmann::json request = io::read_json_file(a.input);
-  const io::ModelChoice choice = io::parse_model_choice(request);
-  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  const AnyModel model = configure_model(io::parse_model_choice(request, io::parent_folder(a.input)));
   const ModelInfo& info = model.info();
   io::SolveRequest req = io::parse_solve_request(request, info);
   // Flags override the file's options member by member, before normalisation.

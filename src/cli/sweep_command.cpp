@@ -210,8 +210,8 @@ SweepSetup prepare_sweep(const SweepArgs& a) {
   json request = io::read_json_file(a.study);
   if (!samples.is_null()) request["samples"] = samples;
   if (!seed.is_null()) request["seed"] = seed;
-  const io::ModelChoice choice = io::parse_model_choice(request);
-  SweepSetup s(std::move(request), configure_builtin_model(choice.name, choice.config));
+  const AnyModel model = configure_model(io::parse_model_choice(request, io::parent_folder(a.study)));
+  SweepSetup s(std::move(request), model);
   s.study = sweep::parse_study(s.request, s.model.info());
   if (!threads.is_null()) s.study.options.threads = threads.get<int>();
   if (!a.backend.empty()) s.run.backend = parse_backend(a.backend);

@@ -18,6 +18,8 @@
 
 namespace saltation::io {
 
+std::string parent_folder(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
+
 nlohmann::json parse_json(const std::string& text) {
   // The parser's callback sees every key: a key given twice in one object is refused (JSON
   // parsers disagree on which one wins), and the last key read names where a number overflowed.

@@ -1,11 +1,13 @@
 #include "saltation/io/solve_io.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "saltation/errors.hpp"
+#include "saltation/io/files.hpp"
 #include "saltation/status.hpp"
 #include "saltation/version.hpp"
 
@@ -13,12 +15,41 @@ namespace saltation::io {
 
 using nlohmann::json;
 
-ModelChoice parse_model_choice(const json& request) {
+ModelChoice parse_model_choice(const json& request, const std::string& base_dir) {
   const JsonObject top(request, "");
   ModelChoice c;
-  c.name = top.string("model");
   if (top.has("config")) c.config = top.raw("config");
+  const json& model = top.raw("model");
+  if (model.is_string()) {
+    c.name = model.get<std::string>();
+    return c;
+  }
+  if (!model.is_object())
+    throw InvalidInput("model", -1,
+                       "must be a built-in model's name, {\"file\": \"model.json\"} or {\"define\": {...}}");
+  const JsonObject m(model, "model");
+  if (m.has("file") == m.has("define"))
+    throw InvalidInput("model", -1, "needs one of \"file\" (a model file) and \"define\" (the model itself)");
+  if (m.has("define")) {
+    c.definition =
+        std::make_shared<const user_model::ModelSpec>(user_model::parse_model_spec(m.raw("define"), "model.define"));
+  } else {
+    const std::filesystem::path file = m.string("file");
+    const std::filesystem::path path =
+        file.is_absolute() || base_dir.empty() ? file : std::filesystem::path(base_dir) / file;
+    c.definition = std::make_shared<const user_model::ModelSpec>(read_model_file(path.string()));
+  }
+  m.reject_unknown("model");
+  c.name = c.definition->name;
   return c;
+}
+
+user_model::ModelSpec read_model_file(const std::string& path) {
+  try {
+    return user_model::parse_model_spec(read_json_file(path), "model");
+  } catch (const InvalidInput& e) {  // a syntax error or a bad model: both name the file
+    throw InvalidInput(e.parameter(), e.row(), e.line(), e.column(), e.message() + " (model file " + path + ")");
+  }
 }
 
 Options options_from_json(const JsonObject& j, Options o) {

@@ -322,8 +322,7 @@ void Study::set_gradient_values(const std::vector<double>& values) {
 Study parse_study(const json& j, const ModelInfo& info) {
   const io::JsonObject top(j, "");
   Study s;
-  s.model = io::parse_model_choice(j);
-  top.raw("model");
+  top.raw("model");  // read by io::parse_model_choice
   if (top.has("config")) top.raw("config");
   s.options = io::options_from_json(top.object("options"));
   s.options.mark_invalid_rows = true;
@@ -821,6 +820,7 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
                    {"status", status_name(static_cast<Status>(nominal.status[0]))},
                    {"n_events", nominal.n_events[0]}}}};
   if (study.gradient_check_delta > 0.0) header["gradient_check"] = {{"delta", study.gradient_check_delta}};
+  if (!info.definition_digest.empty()) header["model_definition"] = info.definition_digest;
   return header;
 }
 

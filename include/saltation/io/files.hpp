@@ -10,6 +10,8 @@ namespace saltation::io {
 // Reads and parses a JSON file ("-": standard input). Throws IoError when the file cannot be
 // read and InvalidInput("input", ...) when it is not JSON (NaN and Inf are not JSON numbers).
 nlohmann::json read_json_file(const std::string& path);
+// The folder of a file named in an input ("" for the working folder): what a path in that input is relative to.
+std::string parent_folder(const std::string& path);
 // Parses JSON text, throwing InvalidInput("input", ...) with the parser's line and column.
 nlohmann::json parse_json(const std::string& text);
 

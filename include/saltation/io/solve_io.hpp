@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "saltation/backend.hpp"
@@ -16,14 +17,20 @@
 #include "saltation/model_info.hpp"
 #include "saltation/options.hpp"
 #include "saltation/result.hpp"
+#include "saltation/user_model/spec.hpp"
 
 namespace saltation::io {
 
+// A request's "model": a built-in model's name, {"file": PATH} (relative to `base_dir`, the folder
+// of the request that names it) or {"define": {...}} (docs/models.md), and its "config".
 struct ModelChoice {
   std::string name;
+  std::shared_ptr<const user_model::ModelSpec> definition;  // a model file's; null for a built-in model
   nlohmann::json config = nlohmann::json::object();
 };
-ModelChoice parse_model_choice(const nlohmann::json& request);
+ModelChoice parse_model_choice(const nlohmann::json& request, const std::string& base_dir = "");
+// A model file (docs/models.md): errors name the JSON path under "model" and the file.
+user_model::ModelSpec read_model_file(const std::string& path);
 
 struct SolveRequest {
   Options options;

@@ -65,7 +65,6 @@ struct DistributionDesign {
 enum class Sampling { Random, ScrambledSobol };
 
 struct Study {
-  io::ModelChoice model;
   Options options;                                       // as for solve; mark_invalid_rows is always on
   std::vector<Distribution> parameters;                  // one per model parameter, in order
   std::vector<DistributionDesign> distribution_designs;  // in parameter order, then field order

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "saltation/any_model.hpp"
 #include "saltation/batch.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/options.hpp"
@@ -73,14 +74,18 @@ struct SensitivityCheck {
 
 namespace detail {
 
+// What the check names: the model's states and parameters.
+struct ModelNames {
+  std::vector<std::string> states, params;
+};
+
 // One trajectory's outputs in a fixed order: qf, then per event t_e and q-_e.
-template <class Model>
-std::vector<std::string> output_names(const Result& r, std::size_t i) {
+inline std::vector<std::string> output_names(const ModelNames& model, const Result& r, std::size_t i) {
   std::vector<std::string> names;
-  for (int k = 0; k < r.N; ++k) names.push_back("qf[" + Model::state_name(k) + "]");
+  for (int k = 0; k < r.N; ++k) names.push_back("qf[" + model.states[k] + "]");
   for (int c = 0; c < r.n_events[i]; ++c) {
     names.push_back("t_e[" + std::to_string(c) + "]");
-    for (int k = 0; k < r.N; ++k) names.push_back("q_e[" + std::to_string(c) + "][" + Model::state_name(k) + "]");
+    for (int k = 0; k < r.N; ++k) names.push_back("q_e[" + std::to_string(c) + "][" + model.states[k] + "]");
   }
   return names;
 }
@@ -110,20 +115,17 @@ inline bool same_topology(const Result& a, std::size_t i, const Result& b, std::
   return true;
 }
 
-}  // namespace detail
-
-// `theta` is one row of Model::P parameters; `options` as for saltation::solve (its
-// sensitivities flag is ignored: the check runs with and without). Throws what solve throws.
-template <class Model>
-SensitivityCheck check_sensitivities(const Model& model, const std::vector<double>& theta, const Options& options,
-                                     Backend backend = Backend::Cpu, const SensitivityCheckSettings& settings = {}) {
-  constexpr int P = Model::P;
+// The check of a model known by its names and `solve(batch, options)`.
+template <class Solve>
+SensitivityCheck check_sensitivities(const ModelNames& model, Solve&& solve, const std::vector<double>& theta,
+                                     const Options& options, const SensitivityCheckSettings& settings) {
+  const int P = static_cast<int>(model.params.size());
   if (static_cast<int>(theta.size()) != P)
     throw InvalidInput("theta", -1,
                        "has " + std::to_string(theta.size()) + " entries, the model needs " + std::to_string(P));
   Options with_sens = options;
   with_sens.sensitivities = true;
-  const Result base = solve(model, Batch::from_rows({theta}, P), with_sens, backend);
+  const Result base = solve(Batch::from_rows({theta}, P), with_sens);
 
   // Row 4p + s perturbs theta_p by steps[s] h_p; the others keep theta.
   const double steps[4] = {1.0, -1.0, 0.5, -0.5};
@@ -136,12 +138,12 @@ SensitivityCheck check_sensitivities(const Model& model, const std::vector<doubl
   Options forward = options;
   forward.sensitivities = false;
   forward.mark_invalid_rows = true;  // a row outside the domain is reported, not thrown
-  const Result runs = solve(model, perturbed, forward, backend);
+  const Result runs = solve(perturbed, forward);
 
   SensitivityCheck check;
   check.status = base.status_of(0);
   check.events = base.n_events[0];
-  const std::vector<std::string> names = detail::output_names<Model>(base, 0);
+  const std::vector<std::string> names = output_names(model, base, 0);
   for (int p = 0; p < P; ++p) {
     const std::size_t row = 4 * static_cast<std::size_t>(p);
     bool invalid = false, changed = false;
@@ -150,11 +152,11 @@ SensitivityCheck check_sensitivities(const Model& model, const std::vector<doubl
       changed |= !detail::same_topology(base, 0, runs, row + s);
     }
     if (invalid) {
-      check.outside_domain.push_back(Model::param_name(p));
+      check.outside_domain.push_back(model.params[p]);
       continue;
     }
     if (changed) {
-      check.topology_changed.push_back(Model::param_name(p));
+      check.topology_changed.push_back(model.params[p]);
       continue;
     }
     std::vector<double> y[4];
@@ -172,13 +174,36 @@ SensitivityCheck check_sensitivities(const Model& model, const std::vector<doubl
       if (check.worst_output.empty() || error > check.worst_error) {
         check.worst_error = error;
         check.worst_output = names[e];
-        check.worst_param = Model::param_name(p);
+        check.worst_param = model.params[p];
         check.worst_analytic = analytic[e];
         check.worst_finite_difference = fd;
       }
     }
   }
   return check;
+}
+
+}  // namespace detail
+
+// `theta` is one row of Model::P parameters; `options` as for saltation::solve (its
+// sensitivities flag is ignored: the check runs with and without). Throws what solve throws.
+template <class Model>
+SensitivityCheck check_sensitivities(const Model& model, const std::vector<double>& theta, const Options& options,
+                                     Backend backend = Backend::Cpu, const SensitivityCheckSettings& settings = {}) {
+  detail::ModelNames names;
+  for (int k = 0; k < Model::N; ++k) names.states.push_back(Model::state_name(k));
+  for (int p = 0; p < Model::P; ++p) names.params.push_back(Model::param_name(p));
+  return detail::check_sensitivities(
+      names, [&](const Batch& b, const Options& o) { return solve(model, b, o, backend); }, theta, options, settings);
+}
+
+// The same for a model chosen at run time (a model file's, or a built-in one by name).
+inline SensitivityCheck check_sensitivities(const AnyModel& model, const std::vector<double>& theta,
+                                            const Options& options, Backend backend = Backend::Cpu,
+                                            const SensitivityCheckSettings& settings = {}) {
+  const detail::ModelNames names{model.info().state_names, model.info().param_names};
+  return detail::check_sensitivities(
+      names, [&](const Batch& b, const Options& o) { return model.solve(b, o, backend); }, theta, options, settings);
 }
 
 }  // namespace saltation::testing
