@@ -7,9 +7,22 @@ each row solves theta = [vx0, vy0, c, e, mu, a_1, b_1, w_1, ..., a_K, b_K, w_K] 
 parameters repeated. Every derivative comes from the solver's forward sensitivities through the
 library's products (``Result.jvp``, ``Result.vjp``, ``Result.jacobian``): one solve per request,
 never a Jacobian formed to answer a product. Derivatives are exact at a fixed event topology.
+
+The optional input ``model`` chooses the model that runs: ``"terrain_ball"`` (the default, the
+built-in model) or a model definition, the content of a model file as a JSON object
+(docs/models.md, "Your model in five minutes"), compiled by the server the first time it runs
+and cached (SALTATION_CACHE_DIR). A definition keeps the terrain ball's interface, since every
+other input and output is laid out by it: the states ``x, y, vx, vy``; the parameters ``vx0, vy0,
+c, e, mu, a_1, b_1, w_1, ..., a_K, b_K, w_K`` in that order, K the number of bumps this request
+gives; and the constants ``x0, y0, g`` (set from the inputs x0, y0 and gravity). What it may
+change is everything else: the flow, the terrain and the guard, the impact law, the parameters'
+domains. A definition that breaks the interface, or has a mistake, is refused with HTTP 422 at
+``inputs.model`` (a mistake's message names its JSON path, ``model.define...``), as is any other
+built-in model's name. A model file's path is not accepted: a client never makes the server read
+a file. A model the server cannot compile (no C++ compiler in its image) is a server error.
 """
 
-from typing import Literal
+from typing import Any, Literal, Union
 
 import numpy as np
 import saltation
@@ -46,6 +59,11 @@ class InputSchema(BaseModel):
     v_stop: FiniteFloat = Field(default=0.0, description="settle (status 2) below this normal impact speed; 0: off")
     probes: int = Field(default=3, ge=0, description="interior guard probes per step")
     backend: Literal["cpu", "cuda", "auto"] = Field(default="auto", description="where the solver runs")
+    model: Union[str, dict[str, Any]] = Field(
+        default=MODEL,
+        description='"terrain_ball", or a model definition (docs/models.md) with the terrain ball\'s states, '
+        "parameters (for this request's bumps) and constants x0, y0, g; compiled by the server on first use",
+    )
 
     # Also checks the shapes of abstract_eval's inputs (their arrays are ShapeDType there).
     @model_validator(mode="after")
@@ -112,6 +130,8 @@ def _input_location(parameter: str, row: int) -> tuple:
     """The schema path of the library's parameter name (and batch row)."""
     if parameter.startswith("options."):
         return ("inputs", parameter.removeprefix("options."))
+    if parameter == "model" or parameter.startswith("model."):
+        return _definition_location(parameter)
     name, _, bump = parameter.partition("_")
     field = PARAMETER_FIELDS.get(parameter) or (PARAMETER_FIELDS.get(name) if bump.isdigit() else None)
     if field is None:
@@ -128,6 +148,45 @@ def _refuse(location: tuple, message: str):
     raise RequestValidationError([{"type": "value_error", "loc": ("body", *location), "msg": message}])
 
 
+def _definition_location(parameter: str) -> tuple:
+    """The request path of a definition's mistake, from the library's JSON path of it
+    ("model.define.guards[0].reset.vx" -> inputs.model.guards.0.reset.vx)."""
+    location = ["inputs", "model"]
+    path = parameter.removeprefix("model.define") if parameter.startswith("model.define") else parameter[len("model"):]
+    for part in path.split("."):
+        name, *indices = part.replace("]", "").split("[")
+        location += ([name] if name else []) + [int(i) for i in indices if i.isdigit()]
+    return tuple(location)
+
+
+def _model(inputs: InputSchema) -> tuple:
+    """The model and config of saltation.solve for this request: the built-in terrain ball, or the
+    request's model definition once it is found to keep the terrain ball's interface."""
+    K = len(inputs.bump_heights)
+    constants = {"x0": inputs.x0, "y0": inputs.y0, "g": inputs.gravity}
+    if isinstance(inputs.model, str):
+        if inputs.model != MODEL:
+            _refuse(("inputs", "model"), f"model {inputs.model!r}: this Tesseract runs {MODEL!r} or a model "
+                    f"definition with its interface (a JSON object, docs/models.md)")
+        return MODEL, {"bumps": K, **constants}
+    if "file" in inputs.model or "define" in inputs.model:
+        _refuse(("inputs", "model"), "model: give the model definition itself (the content of a model file), "
+                "not {\"file\": ...} or {\"define\": ...}; this server reads no files")
+    try:
+        model = saltation.Model(inputs.model)
+    except saltation.InvalidInput as error:
+        _refuse(_definition_location(error.parameter), str(error))
+    info = model.info()
+    parameters = ["vx0", "vy0", "c", "e", "mu"] + [f"{p}_{k}" for k in range(1, K + 1) for p in ("a", "b", "w")]
+    expected = {"states": ["x", "y", "vx", "vy"], "parameters": parameters, "constants": sorted(constants)}
+    found = {"states": info["state_names"], "parameters": info["param_names"], "constants": sorted(info["config"])}
+    for key in expected:
+        if found[key] != expected[key]:
+            _refuse(("inputs", "model", key), f"model {info['name']!r} has the {key} {', '.join(found[key])}; this "
+                    f"Tesseract's interface (with {K} bumps) needs {', '.join(expected[key])}")
+    return model, constants
+
+
 def _theta(inputs: InputSchema) -> np.ndarray:
     n = len(inputs.launch_velocity)
     K = len(inputs.bump_heights)
@@ -140,11 +199,12 @@ def _theta(inputs: InputSchema) -> np.ndarray:
 def _solve(inputs: InputSchema, sensitivities: bool) -> saltation.Result:
     """One solve of every launch; the library's refusals become validation errors that name the
     input (HTTP 422), never a server error."""
+    model, config = _model(inputs)
     try:
         return saltation.solve(
-            MODEL,
+            model,
             _theta(inputs),
-            config={"bumps": len(inputs.bump_heights), "x0": inputs.x0, "y0": inputs.y0, "g": inputs.gravity},
+            config=config,
             backend=inputs.backend,
             sensitivities=sensitivities,
             t_final=inputs.t_final,

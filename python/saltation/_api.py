@@ -1,7 +1,9 @@
 """The Python face of the native module: dicts and NumPy arrays in, results out."""
+import copy
 import json
 import math
 import operator
+import os
 
 import numpy as np
 
@@ -15,10 +17,108 @@ def models():
     return _saltation.models()
 
 
+class Model:
+    """A hybrid model of your own, defined as docs/models.md ("Your model in five minutes")
+    describes: states, parameters, constants, modes, flows, guards and resets, with expressions.
+
+    ``Model.from_file(path)`` names a model file; ``Model(definition)`` takes the same content as a
+    dict. Either is checked at once (a mistake raises ``InvalidInput`` naming its JSON path, e.g.
+    ``model.guards[0].reset.v`` for a file, ``model.define.guards[0].reset.v`` for a dict) and can
+    then be given wherever a built-in model's name goes: ``solve``, ``model_info``,
+    ``saltation.jax.solver`` and a study's ``"model"`` in ``sweep``. Its constants are the
+    ``config`` keys. The model is compiled (by the C++ compiler for the CPU, nvcc for CUDA) the first
+    time a backend runs it, and cached (SALTATION_CACHE_DIR); a compiler missing or failing raises
+    ``CompileError``. A file is read again at every use, so an edit to it is a new model.
+    """
+
+    def __init__(self, definition):
+        if isinstance(definition, Model):
+            self._choice = copy.deepcopy(definition._choice)
+        elif isinstance(definition, dict):
+            # A copy through JSON: later changes to the caller's dict do not change this model.
+            self._choice = {"define": json.loads(_json_text(definition, "model.define"))}
+        else:
+            raise InvalidInput(f"invalid input: model: saltation.Model takes a model definition (a dict, "
+                               f"docs/models.md), not {type(definition).__name__}; for a model file use "
+                               f"saltation.Model.from_file(path)", "model", -1)
+        self._info = model_info(self)
+
+    @classmethod
+    def from_file(cls, path):
+        """The model file at ``path`` (relative to the current folder; kept as an absolute path)."""
+        try:
+            path = os.path.abspath(os.fspath(path))
+        except TypeError:
+            raise InvalidInput(f"invalid input: model.file: {path!r} is not a path", "model.file", -1) from None
+        model = cls.__new__(cls)
+        model._choice = {"file": path}
+        model._info = model_info(model)
+        return model
+
+    @property
+    def name(self):
+        return self._info["name"]
+
+    @property
+    def path(self):
+        """The model file's absolute path, or None for a definition given as a dict."""
+        return self._choice.get("file")
+
+    @property
+    def definition(self):
+        """The definition given as a dict (a copy), or None for a model file."""
+        return copy.deepcopy(self._choice.get("define"))
+
+    def to_json(self):
+        """The model as a request's or a study's ``"model"`` takes it (docs/models.md):
+        ``{"file": absolute path}`` or ``{"define": {...}}``."""
+        return copy.deepcopy(self._choice)
+
+    def info(self, config=None):
+        """``model_info(self, config)``."""
+        return model_info(self, config)
+
+    def __eq__(self, other):
+        return isinstance(other, Model) and other._choice == self._choice
+
+    def __hash__(self):
+        return hash(json.dumps(self._choice, sort_keys=True))
+
+    def __repr__(self):
+        where = f"file {self.path!r}" if self.path else "definition"
+        return f"<saltation.Model {self.name!r} ({where})>"
+
+
+def _model_choice(model, key="model"):
+    """A model as the JSON value of a request's "model": a built-in model's name (str), a
+    ``Model``'s form, or that form given as a dict ({"file": path}, made absolute against the
+    current folder, or {"define": {...}}). A bare definition is refused, pointing to ``Model``."""
+    if isinstance(model, Model):
+        return model.to_json()
+    if isinstance(model, str):
+        return model
+    if isinstance(model, dict):
+        if "file" in model or "define" in model:
+            choice = dict(model)
+            if isinstance(choice.get("file"), (str, os.PathLike)):
+                choice["file"] = os.path.abspath(os.fspath(choice["file"]))
+            return choice
+        raise InvalidInput(f"invalid input: {key}: a model definition is given as saltation.Model(definition) "
+                           f"(or as {{\"define\": definition}}); a dict here needs \"file\" or \"define\"", key, -1)
+    raise InvalidInput(f"invalid input: {key}: must be a built-in model's name, a saltation.Model, "
+                       f"{{\"file\": path}} or {{\"define\": definition}}; got {type(model).__name__}", key, -1)
+
+
+def _model_json(model):
+    """``_model_choice`` as the JSON text the native module reads (parse_model_choice)."""
+    return _json_text(_model_choice(model), "model")
+
+
 def model_info(model, config=None):
-    """The model ``model`` configured by ``config``: name, N (states), P (parameters), M
-    (guards), state_names, param_names, param_domains and the config in force."""
-    return _saltation.model_info(model, _json_text(config, "config"))
+    """The model ``model`` (a built-in model's name or a ``Model``) configured by ``config``: name,
+    N (states), P (parameters), M (guards), state_names, param_names, param_domains, guard_names
+    (a model file's guards; empty for a built-in model) and the config in force."""
+    return _saltation.model_info(_model_json(model), _json_text(config, "config"))
 
 
 def options():
@@ -160,9 +260,11 @@ class Result:
 
 
 def solve(model, theta, config=None, *, backend="auto", progress=None, **options):
-    """Solve the built-in ``model`` for every row of ``theta`` ((n, P) or (P,), float64).
+    """Solve ``model`` for every row of ``theta`` ((n, P) or (P,), float64): a built-in model's
+    name, or a ``Model`` of your own (its first run compiles it; ``CompileError`` if that fails).
 
-    ``config``: the model's constants (registry keys, e.g. ``{"bumps": 3, "y0": 1.0}``);
+    ``config``: the model's constants (registry keys, e.g. ``{"bumps": 3, "y0": 1.0}``; a
+    ``Model``'s constants by name);
     ``options``: every solve option by its JSON name (``t_final``, ``dt``, ``event_capacity``,
     ``sensitivities``, ... : ``saltation.options()``); ``backend``: "cpu", "cuda" or "auto";
     ``progress(done, total)``: called now and then from the solving thread. The GIL is released
@@ -176,16 +278,20 @@ def solve(model, theta, config=None, *, backend="auto", progress=None, **options
         rows = rows[None, :]
     if rows.ndim != 2:
         raise InvalidInput(f"invalid input: theta: must be (n, P) or (P,), got shape {rows.shape}", "theta", -1)
-    native, arrays, meta = _saltation.solve(model, _json_text(config, "config"), rows, _json_text(options, "options"),
-                                            backend, progress)
+    native, arrays, meta = _saltation.solve(_model_json(model), _json_text(config, "config"), rows,
+                                            _json_text(options, "options"), backend, progress)
     return Result(native, arrays, json.loads(meta))
 
 
 def sweep(study, *, samples=None, seed=None, backend=None, memory_budget=None, progress=None):
     """Run the Monte Carlo study ``study`` (a dict in the schema of docs/sweep.md) and return its
-    summary (what ``saltation sweep`` writes to summary.json). ``samples`` (>= 1) and ``seed``
-    (>= 0) override the study's; ``memory_budget`` is bytes, an integer or a string like "512M";
-    ``progress(done, total)`` counts samples. A bad override raises ``InvalidInput`` naming it."""
+    summary (what ``saltation sweep`` writes to summary.json). The study's ``"model"`` is a built-in
+    model's name, a ``Model``, ``{"file": path}`` (a relative path is taken from the current folder)
+    or ``{"define": definition}``. ``samples`` (>= 1) and ``seed`` (>= 0) override the study's;
+    ``memory_budget`` is bytes, an integer or a string like "512M"; ``progress(done, total)``
+    counts samples. A bad override raises ``InvalidInput`` naming it."""
+    if isinstance(study, dict) and "model" in study:
+        study = {**study, "model": _model_choice(study["model"])}
     summary = _saltation.sweep(_json_text(study, "study"), _integer_text(samples, "samples"),
                                _integer_text(seed, "seed"), backend or "auto",
                                _integer_text(memory_budget, "memory_budget", units=True), progress)

@@ -21,3 +21,9 @@ class IoError(OSError):
 
 class CudaError(RuntimeError):
     """A CUDA runtime failure, or the CUDA backend asked for where there is no device."""
+
+
+class CompileError(RuntimeError):
+    """A model file (``saltation.Model``) could not be compiled: no C++ compiler (or no nvcc for
+    CUDA), or the compiler failed. The message says which, what to install or set, and where the
+    compiler's log and the generated source are (docs/models.md, "What compiling needs")."""

@@ -96,7 +96,8 @@ _define_product(_jacobian_transpose_times, _jacobian_times, -2)
 
 
 def solver(model, config=None, outputs=("qf", "event_times", "event_states"), *, backend="cpu", **options):
-    """The built-in ``model`` (configured by ``config``) as ``f(theta) -> {output: jax array}``.
+    """``model`` (configured by ``config``) as ``f(theta) -> {output: jax array}``: a built-in
+    model's name or a ``saltation.Model`` of your own (compiled on its first solve).
 
     theta: (P,) or (..., P), float64. outputs: any of ``qf`` (..., N), ``event_times`` (..., C),
     ``event_states`` (..., C, N) (pre-event states), ``status`` and ``n_events`` (..., int32,
@@ -115,14 +116,15 @@ def solver(model, config=None, outputs=("qf", "event_times", "event_states"), *,
             raise InvalidInput(f"invalid input: outputs: {name!r} is not one of {', '.join(_OUTPUTS)}", "outputs", -1)
     info = _api.model_info(model, config)
     P, N = info["P"], info["N"]
+    model_json = _api._model_json(model)  # what the FFI target reads (tables.cpp, model_from_json)
     C = options.get("event_capacity", _api.options()["event_capacity"]["default"])
     inner = {"qf": (N,), "event_times": (C,), "event_states": (C, N), "status": (), "n_events": ()}
     differentiable = tuple(name for name in names if _OUTPUTS[name][1] is not None)
     attributes = {
-        False: dict(model=model, config=_api._json_text(config, "config"), backend=backend,
+        False: dict(model=model_json, config=_api._json_text(config, "config"), backend=backend,
                     options=_api._json_text({**options, "sensitivities": False}, "options"),
                     columns=",".join(_OUTPUTS[name][0] for name in names)),
-        True: dict(model=model, config=_api._json_text(config, "config"), backend=backend,
+        True: dict(model=model_json, config=_api._json_text(config, "config"), backend=backend,
                    options=_api._json_text({**options, "sensitivities": True}, "options"),
                    columns=",".join([_OUTPUTS[name][0] for name in names] +
                                     [_OUTPUTS[name][1] for name in differentiable])),
@@ -134,7 +136,7 @@ def solver(model, config=None, outputs=("qf", "event_times", "event_states"), *,
                                "jax.config.update('jax_enable_x64', True)")
         theta = jnp.asarray(theta, jnp.float64)
         if theta.ndim == 0 or theta.shape[-1] != P:
-            raise InvalidInput(f"invalid input: theta: must be (..., {P}) for {model}, got shape {theta.shape}",
+            raise InvalidInput(f"invalid input: theta: must be (..., {P}) for {info['name']}, got shape {theta.shape}",
                                "theta", -1)
         return theta.reshape(-1, P), theta.shape[:-1]
 

@@ -39,14 +39,19 @@ std::vector<double> soa_from_rows(const nb::ndarray<const double, nb::ndim<2>, n
 Batch batch_from_rows(const double* rows, std::size_t n, int P, std::int64_t row_stride, std::int64_t column_stride);
 Batch batch_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::cpu>& theta, int P);
 
-// What a solve from Python is given, read by the library's own readers: the built-in model
-// configured by `config_json`, the options (JSON object text) normalized, the backend resolved.
+// The model a Python call names, read as a request's "model" and "config" are (io::parse_model_choice,
+// configure_model): `model_json` is the JSON text of a built-in model's name, {"file": PATH} (the
+// Python side makes PATH absolute) or {"define": {...}} (docs/models.md); `config_json` an object.
+AnyModel model_from_json(const std::string& model_json, const std::string& config_json);
+
+// What a solve from Python is given, read by the library's own readers: the model of
+// model_from_json, the options (JSON object text) normalized, the backend resolved.
 struct SolveSetup {
   AnyModel model;
   Options options;
   Backend backend;
 };
-SolveSetup solve_setup(const std::string& model_name, const std::string& config_json, const std::string& options_json,
+SolveSetup solve_setup(const std::string& model_json, const std::string& config_json, const std::string& options_json,
                        const std::string& backend);
 
 // Sets the event slots a trajectory did not reach to NaN, in the event values (ev_t, ev_q,

@@ -81,7 +81,8 @@ ffi::Error guarded(F&& f) {
   }
 }
 
-// theta (*groups, n, P), float64; `columns`: result-table names, one per output, in order;
+// theta (*groups, n, P), float64; `model`: the model as JSON text (model_from_json: a built-in
+// model's name or a model file's form); `columns`: result-table names, one per output, in order;
 // `options`: the solve options as JSON text (sensitivities on when a derivative is asked for).
 ffi::Error solve_to_buffers(std::string_view model, std::string_view config, std::string_view options,
                             std::string_view backend, std::string_view columns, ffi::Buffer<ffi::F64> theta,

@@ -15,6 +15,7 @@
 #include "saltation/options.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/status.hpp"
+#include "saltation/user_model/user_model.hpp"
 #include "saltation/version.hpp"
 
 namespace saltation::python {
@@ -22,7 +23,7 @@ namespace {
 
 // The Python classes of saltation's errors (python/saltation/_errors.py), handed over at import.
 struct ErrorTypes {
-  nb::object invalid_input, io_error, cuda_error;
+  nb::object invalid_input, io_error, cuda_error, compile_error;
 };
 ErrorTypes& error_types() {
   static ErrorTypes* types = new ErrorTypes();  // never destroyed: no Python calls at exit
@@ -41,6 +42,8 @@ void translate_error(const std::exception_ptr& error, void*) {
     raise(t.io_error, t.io_error(e.what(), e.path()));
   } catch (const CudaError& e) {
     raise(t.cuda_error, t.cuda_error(e.what()));
+  } catch (const user_model::ToolchainError& e) {
+    raise(t.compile_error, t.compile_error(e.what()));
   } catch (const Interrupted& e) {
     PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
   }
@@ -93,9 +96,10 @@ nb::list options() {
   return all;
 }
 
-// The model `name` configured by `config` (JSON text): its sizes, names and the config in force.
-nb::dict model_info(const std::string& name, const std::string& config_json) {
-  const ModelInfo info = configure_builtin_model(name, io::parse_json(config_json)).info();
+// The model of `model_json` (model_from_json) configured by `config_json`: its sizes, names and
+// the config in force. Nothing is compiled: a model file's library is built when it first runs.
+nb::dict model_info(const std::string& model_json, const std::string& config_json) {
+  const ModelInfo info = model_from_json(model_json, config_json).info();
   nb::dict d;
   d["name"] = info.name;
   d["N"] = info.N;
@@ -104,6 +108,7 @@ nb::dict model_info(const std::string& name, const std::string& config_json) {
   d["state_names"] = info.state_names;
   d["param_names"] = info.param_names;
   d["param_domains"] = info.param_domains;
+  d["guard_names"] = info.guard_names;
   d["config"] = nb::module_::import_("json").attr("loads")(info.config.dump());
   return d;
 }
@@ -120,14 +125,18 @@ nb::dict status_names() {
 NB_MODULE(_saltation, m) {
   using namespace saltation::python;
   m.doc() = "saltation's native module; use the `saltation` package";
-  m.def("_set_error_types", [](nb::object invalid_input, nb::object io_error, nb::object cuda_error) {
-    error_types() = ErrorTypes{std::move(invalid_input), std::move(io_error), std::move(cuda_error)};
-  });
+  m.def("_set_error_types",
+        [](nb::object invalid_input, nb::object io_error, nb::object cuda_error, nb::object compile_error) {
+          error_types() = ErrorTypes{std::move(invalid_input), std::move(io_error), std::move(cuda_error),
+                                     std::move(compile_error)};
+        });
+  m.def("_set_include_dir", &saltation::user_model::set_include_dir, nb::arg("dir"),
+        "Where model files are compiled against saltation's headers (the package's own copy)");
   nb::register_exception_translator(translate_error);
   m.def("models", &models,
         "The built-in models: name, states, guards, parameters (name, domain), config keys, variants");
-  m.def("model_info", &model_info, nb::arg("name"), nb::arg("config_json"),
-        "A configured model: name, N, P, M, state_names, param_names, param_domains, config");
+  m.def("model_info", &model_info, nb::arg("model_json"), nb::arg("config_json"),
+        "A configured model: name, N, P, M, state_names, param_names, param_domains, guard_names, config");
   m.def("options", &options, "Every solve option as (name, meaning, default)");
   m.def("status_names", &status_names, "Status code -> name");
   m.def("version", [] { return std::string(saltation::version()); });

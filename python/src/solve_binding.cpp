@@ -1,4 +1,4 @@
-// saltation.solve: a built-in model, theta rows and options in; the result table's arrays out as
+// saltation.solve: a model (built-in or a model file's), theta rows and options in; the result table's arrays out as
 // NumPy views of the Result (no copy), plus the derivative products of products.hpp.
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -27,11 +27,11 @@ struct Solved {
   std::unique_ptr<io::ArrayTable> table;
 };
 
-std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::string& model_name,
+std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::string& model_json,
                                                                  const std::string& config_json, const Rows& theta,
                                                                  const std::string& options_json,
                                                                  const std::string& backend, nb::object progress) {
-  const SolveSetup setup = solve_setup(model_name, config_json, options_json, backend);
+  const SolveSetup setup = solve_setup(model_json, config_json, options_json, backend);
   const Batch batch = batch_from_rows(theta, setup.model.info().P);
   PythonProgress bridge(std::move(progress));
   auto solved = std::make_shared<Solved>();
@@ -113,7 +113,7 @@ void bind_solve(nb::module_& m) {
           },
           nb::arg("impact"), nb::arg("coordinate"), nb::arg("target"), nb::arg("qf_weights"), nb::arg("qf_target"),
           "products.hpp's LandingObjective: (value (n,), gradient (n, P))");
-  m.def("solve", &solve, nb::arg("model"), nb::arg("config_json"), nb::arg("theta"), nb::arg("options_json"),
+  m.def("solve", &solve, nb::arg("model_json"), nb::arg("config_json"), nb::arg("theta"), nb::arg("options_json"),
         nb::arg("backend"), nb::arg("progress").none(), "Solve theta rows (n, P); returns (Solved, arrays, meta JSON)");
 }
 

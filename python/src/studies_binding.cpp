@@ -28,8 +28,7 @@ std::string sweep(const std::string& study_json, const std::string& samples, con
   json request = io::parse_json(study_json);
   if (!samples.empty()) request["samples"] = io::parse_count("samples", samples, 1, io::kMaxStudyInteger);
   if (!seed.empty()) request["seed"] = io::parse_count("seed", seed, 0, io::kMaxStudyInteger);
-  const io::ModelChoice choice = io::parse_model_choice(request);
-  const AnyModel model = configure_builtin_model(choice.name, choice.config);
+  const AnyModel model = configure_model(io::parse_model_choice(request));
   const sweep::Study study = sweep::parse_study(request, model.info());
   sweep::StudyRun run;
   run.backend = resolve_backend(parse_backend(backend));

@@ -86,9 +86,16 @@ Batch batch_from_rows(const nb::ndarray<const double, nb::ndim<2>, nb::device::c
   return batch_from_rows(theta.data(), theta.shape(0), P, theta.stride(0), theta.stride(1));
 }
 
-SolveSetup solve_setup(const std::string& model_name, const std::string& config_json, const std::string& options_json,
+AnyModel model_from_json(const std::string& model_json, const std::string& config_json) {
+  nlohmann::json request = nlohmann::json::object();
+  request["model"] = io::parse_json(model_json);
+  request["config"] = io::parse_json(config_json);
+  return configure_model(io::parse_model_choice(request));
+}
+
+SolveSetup solve_setup(const std::string& model_json, const std::string& config_json, const std::string& options_json,
                        const std::string& backend) {
-  AnyModel model = configure_builtin_model(model_name, io::parse_json(config_json));
+  AnyModel model = model_from_json(model_json, config_json);
   const Options options =
       normalize_options(io::options_from_json(io::JsonObject(io::parse_json(options_json), "options")));
   return {std::move(model), options, resolve_backend(parse_backend(backend))};

@@ -70,6 +70,19 @@ std::vector<std::vector<double>> parse_rows(const std::string& text, std::size_t
   return rows;
 }
 
+// The rows solved; a row the check chose itself that the model refuses asks for --theta.
+Result solve_rows(const AnyModel& model, const std::vector<std::vector<double>>& rows, const Options& options,
+                  Backend backend, bool chosen) {
+  try {
+    return model.solve(Batch::from_rows(rows, rows[0].size()), options, backend);
+  } catch (const InvalidInput& e) {
+    if (!chosen) throw;
+    throw InvalidInput("--theta", -1,
+                       "the row chosen inside the parameters' domains cannot start (" + e.message() +
+                           "): give rows that can with --theta \"a,b,c;d,e,f\"");
+  }
+}
+
 std::vector<Backend> backends_present() {
   std::vector<Backend> b{Backend::Cpu};
   if (cuda_device_available()) b.push_back(Backend::Cuda);
@@ -105,7 +118,7 @@ void check_model(const CheckArgs& a) {
               << std::setprecision(3) << build.seconds << " s (" << build.library << ")\n";
     Options with_sens = options;
     with_sens.sensitivities = true;
-    const Result r = model.solve(Batch::from_rows(rows, spec.parameters.size()), with_sens, backend);
+    const Result r = solve_rows(model, rows, with_sens, backend, a.theta.empty());
     for (std::size_t i = 0; i < rows.size(); ++i) {
       std::cout << "  row " << i << ": " << status_name(r.status_of(i)) << ", " << r.n_events[i] << " events";
       if (r.n_events[i] > 0) std::cout << ", first at t = " << std::setprecision(12) << r.event_time(i, 0);

@@ -158,7 +158,7 @@ class Writer {
     for (int p = 0; p < P; ++p)
       if (used[p]) cases += "      case " + std::to_string(f++) + ": return " + std::to_string(p) + ";\n";
     o_ << "  // The parameters the flow reads, from its expressions.\n"
-       << "  SALTATION_HD static int flow_param(int f) {\n";
+       << "  SALTATION_HD static int flow_param(int" << (f > 0 ? " f" : "") << ") {\n";
     if (f > 0) o_ << "    switch (f) {\n" << cases << "    }\n";
     o_ << "    return -1;\n  }\n\n";
   }

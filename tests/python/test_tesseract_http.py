@@ -16,6 +16,7 @@ import saltation
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tesseract"))
 from local_server import served  # noqa: E402
+from conftest import terrain_ball_definition  # noqa: E402
 
 PAYLOAD = json.loads((REPO / "tesseract" / "example_inputs.json").read_text())
 TIMEOUT = 120  # seconds for one request
@@ -290,3 +291,84 @@ def test_oversized_and_malformed_requests_are_refused_and_the_server_stays_up(ur
     response = post(url, "apply", {"inputs": PAYLOAD["inputs"], "unexpected": 1})
     assert response.status_code == 422
     assert apply_outputs(url, PAYLOAD)["status"].tolist() == [1, 1]
+
+
+# ---- The input `model`: the built-in terrain ball by name, or a model definition with its interface.
+
+@pytest.fixture(scope="module")
+def definition():
+    """The terrain ball over the example's three bumps as a model definition, compiled here first
+    (into the session's cache, which the server shares) so that no request waits for the compiler."""
+    d = terrain_ball_definition(len(PAYLOAD["inputs"]["bump_heights"]))
+    x = PAYLOAD["inputs"]
+    saltation.solve(saltation.Model(d), theta_rows(x), config={"x0": x["x0"], "y0": x["y0"]}, backend="cpu",
+                    t_final=0.01)
+    return d
+
+
+def test_the_terrain_ball_by_name_is_the_default(url):
+    reference = apply_outputs(url, PAYLOAD)
+    named = apply_outputs(url, inputs(model="terrain_ball"))
+    for key in reference:
+        np.testing.assert_array_equal(named[key], reference[key])
+
+
+def test_a_definition_with_the_interface_runs_as_the_built_in(url, definition):
+    body = inputs(model=definition, backend="cpu")
+    ours, builtin = apply_outputs(url, body), apply_outputs(url, inputs(backend="cpu"))
+    np.testing.assert_array_equal(ours["status"], builtin["status"])
+    np.testing.assert_array_equal(ours["n_impacts"], builtin["n_impacts"])
+    for key in ("qf", "impact_times", "impact_points", "t_end"):
+        np.testing.assert_allclose(ours[key], builtin[key], rtol=1e-9, atol=1e-10, err_msg=key)
+    # Derivatives too: the vector-Jacobian product over every differentiable input.
+    cotangent = {"qf": np.ones((2, 4)).tolist(), "impact_times": np.ones((2, 3)).tolist(),
+                 "impact_points": np.ones((2, 3, 2)).tolist()}
+    extra = {"vjp_inputs": DIFFERENTIABLE_INPUTS, "vjp_outputs": DIFFERENTIABLE_OUTPUTS,
+             "cotangent_vector": cotangent}
+    responses = [post(url, "vector_jacobian_product", {**b, **extra}) for b in (body, inputs(backend="cpu"))]
+    for response in responses:
+        assert response.status_code == 200, response.text
+    ours, builtin = ({key: decode(value) for key, value in r.json().items()} for r in responses)
+    for key in DIFFERENTIABLE_INPUTS:
+        np.testing.assert_allclose(ours[key], builtin[key], rtol=1e-9, atol=1e-10, err_msg=key)
+
+
+def bouncing_ball_definition():
+    return {"name": "ball", "states": ["h", "v"], "parameters": [{"name": "h0"}, {"name": "v0"}, {"name": "e"}],
+            "constants": {"g": 9.81}, "initial_state": {"h": "h0", "v": "v0"}, "flow": {"h": "v", "v": "-g"},
+            "guards": [{"expression": "h", "reset": {"v": "-e * v"}}]}
+
+
+def misnamed_constant():
+    d = terrain_ball_definition(3)
+    d["constants"] = {"x0": 0.0, "y0": 1.0, "gravity": 9.81}
+    d["flow"]["vy"] = "-gravity - c * vy"
+    return d
+
+
+def with_typo():
+    d = terrain_ball_definition(3)
+    d["guards"][0]["reset"]["vx"] = "-e * vxx"
+    return d
+
+
+BAD_MODELS = [
+    # (the model input, the location the 422 names, a word of its message)
+    (bouncing_ball_definition(), ["inputs", "model", "states"], "x, y, vx, vy"),
+    (terrain_ball_definition(2), ["inputs", "model", "parameters"], "with 3 bumps"),
+    (misnamed_constant(), ["inputs", "model", "constants"], "g, x0, y0"),
+    (with_typo(), ["inputs", "model", "guards", 0, "reset", "vx"], 'unknown name "vxx"'),
+    ({"file": "/etc/passwd"}, ["inputs", "model"], "reads no files"),
+    ({"define": terrain_ball_definition(3)}, ["inputs", "model"], "reads no files"),
+    ("bouncing_ball", ["inputs", "model"], "terrain_ball"),
+]
+
+
+@pytest.mark.parametrize("model, location, message", BAD_MODELS,
+                         ids=["other-states", "other-bumps", "other-constants", "typo", "file", "define", "name"])
+def test_a_model_without_the_interface_is_422(url, model, location, message):
+    response = post(url, "apply", inputs(model=model))
+    assert response.status_code == 422, response.text
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", *location] and message in error["msg"], error
+    assert requests.get(f"{url}/health", timeout=TIMEOUT).status_code == 200

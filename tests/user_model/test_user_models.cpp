@@ -1,0 +1,319 @@
+// The model files of examples/models/, loaded as a user loads them (a request's "model": {"file":
+// ...}): each against the hand-written or built-in model it restates, closed forms and finite
+// differences; constants from "config" without recompiling; a study and `model check` through the CLI.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../../examples/impact_pendulum/impact_pendulum.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/models/bouncing_ball.hpp"
+#include "saltation/models/thermostat.hpp"
+#include "saltation/registry.hpp"
+#include "saltation/solve.hpp"
+#include "saltation/testing/check_sensitivities.hpp"
+#include "saltation/user_model/user_model.hpp"
+
+using namespace saltation;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kPi = 3.141592653589793;
+
+// One scratch folder per test process, removed at the end. The model cache (SALTATION_CACHE_DIR,
+// which the CLI runs inherit) is the build tree's, shared by the test processes so that each model
+// is compiled once per build (and concurrent builds of one model are exercised); never $HOME.
+fs::path g_scratch;
+
+class ScratchFolder : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "saltation-user-models-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr) << "cannot create a scratch folder";
+    g_scratch = pattern;
+    ASSERT_EQ(setenv("SALTATION_CACHE_DIR", SALTATION_TEST_MODEL_CACHE, 1), 0);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(g_scratch, ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const scratch_folder = ::testing::AddGlobalTestEnvironment(new ScratchFolder);
+
+std::string source_path(const std::string& relative) { return std::string(SALTATION_TEST_SOURCE_DIR) + "/" + relative; }
+std::string model_file(const std::string& name) { return source_path("examples/models/" + name + ".json"); }
+
+io::ModelChoice choice_of(const std::string& name, const json& config = nullptr) {
+  json request = {{"model", {{"file", model_file(name)}}}};
+  if (!config.is_null()) request["config"] = config;
+  return io::parse_model_choice(request, "");
+}
+AnyModel load(const std::string& name, const json& config = nullptr) {
+  return configure_model(choice_of(name, config));
+}
+
+// |got - want| <= tol max(1, |want|): relative for large values, absolute near zero.
+::testing::AssertionResult close(double got, double want, double tol) {
+  if (std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want))) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got " << got << ", want " << want << " (difference " << got - want
+                                       << ", tolerance " << tol << " relative)";
+}
+
+// Every record two runs of the same batch share: statuses, event counts and guards, event times,
+// final and pre-event states and (with sensitivities) all their derivatives.
+void expect_same_results(const Result& a, const Result& b, double time_tol, double sens_tol) {
+  ASSERT_EQ(a.n, b.n);
+  ASSERT_EQ(a.P, b.P);
+  for (std::size_t i = 0; i < a.n; ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    ASSERT_EQ(a.status_of(i), b.status_of(i));
+    ASSERT_EQ(a.n_events[i], b.n_events[i]);
+    for (int k = 0; k < a.N; ++k) EXPECT_TRUE(close(a.qf_of(i, k), b.qf_of(i, k), time_tol)) << "qf " << k;
+    for (int c = 0; c < a.n_events[i]; ++c) {
+      EXPECT_EQ(a.ev_guard[c * a.n + i], b.ev_guard[c * b.n + i]) << "event " << c;
+      EXPECT_TRUE(close(a.event_time(i, c), b.event_time(i, c), time_tol)) << "event " << c;
+      for (int k = 0; k < a.N; ++k)
+        EXPECT_TRUE(close(a.event_q(i, c, k), b.event_q(i, c, k), time_tol)) << "event " << c << " q " << k;
+    }
+    if (!a.sensitivities || !b.sensitivities) continue;
+    for (int p = 0; p < a.P; ++p) {
+      for (int k = 0; k < a.N; ++k)
+        EXPECT_TRUE(close(a.dqf_of(i, k, p), b.dqf_of(i, k, p), sens_tol)) << "dqf " << k << " / d " << p;
+      for (int c = 0; c < a.n_events[i]; ++c) {
+        EXPECT_TRUE(close(a.event_dt(i, c, p), b.event_dt(i, c, p), sens_tol)) << "event " << c << " dt / d " << p;
+        for (int k = 0; k < a.N; ++k)
+          EXPECT_TRUE(close(a.event_dq(i, c, k, p), b.event_dq(i, c, k, p), sens_tol))
+              << "event " << c << " dq " << k << " / d " << p;
+      }
+    }
+  }
+}
+
+// A uniform draw from [low, high) whose bits the standard fixes (mt19937_64's output is specified;
+// uniform_real_distribution's is not).
+double uniform(std::mt19937_64& rng, double low, double high) {
+  return low + (high - low) * static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+Options run_options(double t_final, bool sensitivities) {
+  Options o;
+  o.t_final = t_final;
+  o.dt = 1e-3;
+  o.event_capacity = 32;
+  o.sensitivities = sensitivities;
+  return o;
+}
+
+// The CLI (SALTATION_CLI, which ctest sets) run with `args`: its exit code and its output.
+struct CliRun {
+  int exit_code = -1;
+  std::string output;
+};
+CliRun run_cli(const std::string& args) {
+  CliRun run;
+  const char* cli = std::getenv("SALTATION_CLI");
+  if (!cli) return run;
+  FILE* pipe = popen(("'" + std::string(cli) + "' " + args + " 2>&1").c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe)) run.output += buffer;
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+}  // namespace
+
+// The core is the same; the file's model has analytic event partials where the hand-written one
+// differentiates with dual numbers, so the two agree to rounding, not bitwise.
+TEST(UserModelFile, ImpactPendulumMatchesTheHandWrittenModel) {
+  std::mt19937_64 rng(2024);
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 20; ++i) {
+    const double wall = uniform(rng, 0.2, 0.6);
+    rows.push_back({uniform(rng, -0.5, wall - 0.1), uniform(rng, 1.5, 3.0), uniform(rng, 0.5, 2.0),
+                    i % 4 == 0 ? 0.0 : uniform(rng, 0.0, 0.3), uniform(rng, 0.3, 0.95), wall});
+  }
+  const Batch batch = Batch::from_rows(rows, pendulum::ImpactPendulum::P);
+  const Options options = run_options(4.0, true);
+  const Result want = saltation::solve(pendulum::ImpactPendulum{}, batch, options, Backend::Cpu);
+  const Result got = load("impact_pendulum").solve(batch, options, Backend::Cpu);
+  for (std::size_t i = 0; i < batch.n; ++i) ASSERT_GE(want.n_events[i], 1) << "row " << i << " never hits the wall";
+  expect_same_results(got, want, 1e-12, 1e-12);
+}
+
+TEST(UserModelFile, BouncingBallEventTimesFollowTheClosedForm) {
+  const double g = 9.81, t_final = 2.0;
+  const std::vector<std::vector<double>> rows = {{1.0, 0.0, 0.7}, {0.5, 2.0, 0.85}, {1.5, -1.0, 0.7}, {0.8, 1.0, 0.75}};
+  const Batch batch = Batch::from_rows(rows, 3);
+  const Result r = load("bouncing_ball").solve(batch, run_options(t_final, true), Backend::Cpu);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    const double h0 = rows[i][0], v0 = rows[i][1], e = rows[i][2];
+    const double v1 = std::sqrt(v0 * v0 + 2.0 * g * h0);  // the speed at the first impact
+    std::vector<double> times = {(v0 + v1) / g};
+    while (times.back() + 2.0 * std::pow(e, times.size()) * v1 / g < t_final)
+      times.push_back(times.back() + 2.0 * std::pow(e, times.size()) * v1 / g);
+    ASSERT_GE(times.size(), 3u);
+    ASSERT_EQ(r.n_events[i], static_cast<int>(times.size()));
+    for (std::size_t c = 0; c < times.size(); ++c)
+      EXPECT_NEAR(r.event_time(i, static_cast<int>(c)), times[c], 1e-9) << "impact " << c;
+    // t1 = (v0 + v1) / g with v1 = sqrt(v0^2 + 2 g h0); t2 = t1 + 2 e v1 / g.
+    EXPECT_NEAR(r.event_dt(i, 0, 0), 1.0 / v1, 1e-6) << "d t1 / d h0";
+    EXPECT_NEAR(r.event_dt(i, 0, 1), (1.0 + v0 / v1) / g, 1e-6) << "d t1 / d v0";
+    EXPECT_NEAR(r.event_dt(i, 1, 2), 2.0 * v1 / g, 1e-6) << "d t2 / d e";
+  }
+}
+
+TEST(UserModelFile, BouncingBallMatchesTheBuiltInModel) {
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 16; ++i)
+    rows.push_back({uniform(rng, 0.3, 2.0), uniform(rng, -2.0, 3.0), uniform(rng, 0.6, 0.9)});
+  const Batch batch = Batch::from_rows(rows, BouncingBall::P);
+  const Options options = run_options(2.5, true);
+  const Result want = saltation::solve(BouncingBall{}, batch, options, Backend::Cpu);
+  const Result got = load("bouncing_ball").solve(batch, options, Backend::Cpu);
+  expect_same_results(got, want, 1e-12, 1e-12);
+}
+
+// Rows start inside the band [T_low, T_high]: the built-in thermostat switches at t = 0 from a
+// start past a guard (jump_at_start), a model file does not.
+std::vector<std::vector<double>> thermostat_rows() {
+  std::mt19937_64 rng(3);
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 12; ++i) {
+    const double low = uniform(rng, 17.0, 19.0), high = low + uniform(rng, 1.0, 4.0);
+    const double env = uniform(rng, 5.0, 15.0), heat = uniform(rng, 15.0, 30.0);  // T_env + Q above T_high
+    rows.push_back({uniform(rng, low + 0.1, high - 0.1), env, uniform(rng, 1.0, 4.0), heat + high - env, low, high});
+  }
+  return rows;
+}
+
+TEST(UserModelFile, ThermostatMatchesTheBuiltInModel) {
+  const Batch batch = Batch::from_rows(thermostat_rows(), Thermostat::P);
+  const Options options = run_options(10.0, true);
+  const Result want = saltation::solve(Thermostat{}, batch, options, Backend::Cpu);
+  const Result got = load("thermostat").solve(batch, options, Backend::Cpu);
+  for (std::size_t i = 0; i < batch.n; ++i) ASSERT_GE(want.n_events[i], 3) << "row " << i;
+  expect_same_results(got, want, 1e-12, 1e-10);
+}
+
+// Each mode relaxes to its target as T(t) = T_target + (T0 - T_target) exp(-t / tau): on towards
+// T_env + Q, off towards T_env.
+TEST(UserModelFile, ThermostatSwitchesWhereTheLinearOdeSays) {
+  const std::vector<std::vector<double>> rows = thermostat_rows();
+  const Result r = load("thermostat").solve(Batch::from_rows(rows, 6), run_options(10.0, false), Backend::Cpu);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    const double T0 = rows[i][0], env = rows[i][1], tau = rows[i][2], on = env + rows[i][3];
+    const double low = rows[i][4], high = rows[i][5];
+    const double heating = tau * std::log((on - low) / (on - high)),
+                 cooling = tau * std::log((high - env) / (low - env));
+    ASSERT_GE(r.n_events[i], 3);
+    double t = tau * std::log((on - T0) / (on - high));  // from T0 up to T_high
+    for (int c = 0; c < r.n_events[i]; ++c) {
+      EXPECT_NEAR(r.event_time(i, c), t, 1e-9) << "switch " << c;
+      EXPECT_EQ(r.ev_guard[c * r.n + i], c % 2) << "too_hot and too_cold alternate";
+      t += c % 2 == 0 ? cooling : heating;
+    }
+  }
+}
+
+// Flight y = y0 + v0 t - g t^2 / 2 down to the leg length L0; in stance z = y - L0 + g / w^2
+// (w = sqrt(k)) is a harmonic oscillator from z(0) = g / w^2, z'(0) = v_td < 0, which lifts off
+// where z is back at g / w^2 rising, at the speed it landed with.
+TEST(UserModelFile, HopperTouchdownStanceAndLiftoffFollowTheClosedForm) {
+  const double g = 9.81;
+  const std::vector<std::vector<double>> rows = {// y0, v0, k, L0, e
+                                                 {1.5, 0.5, 100.0, 1.0, 0.5},
+                                                 {1.2, -0.3, 150.0, 1.0, 0.8},
+                                                 {2.0, 1.0, 80.0, 1.2, 0.0},
+                                                 {1.1, 0.0, 200.0, 0.9, 1.0}};
+  const Result r = load("hopper").solve(Batch::from_rows(rows, 5), run_options(2.0, true), Backend::Cpu);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    const double y0 = rows[i][0], v0 = rows[i][1], w = std::sqrt(rows[i][2]), L0 = rows[i][3];
+    const double s = std::sqrt(v0 * v0 + 2.0 * g * (y0 - L0));
+    const double touchdown = (v0 + s) / g, v_td = -s;
+    const double stance = (2.0 * kPi + 2.0 * std::atan2(v_td / w, g / (w * w))) / w;
+    ASSERT_GE(r.n_events[i], 3);
+    EXPECT_EQ(r.ev_guard[0 * r.n + i], 0) << "touchdown";
+    EXPECT_EQ(r.ev_guard[1 * r.n + i], 1) << "liftoff";
+    EXPECT_EQ(r.ev_guard[2 * r.n + i], 0) << "touchdown again";
+    EXPECT_NEAR(r.event_time(i, 0), touchdown, 1e-9);
+    EXPECT_NEAR(r.event_q(i, 0, 1), v_td, 1e-9);
+    EXPECT_NEAR(r.event_time(i, 1) - r.event_time(i, 0), stance, 1e-9);
+    EXPECT_NEAR(r.event_q(i, 1, 1), -v_td, 1e-9) << "the liftoff velocity";
+    EXPECT_NEAR(r.event_time(i, 2) - r.event_time(i, 1), 2.0 * s / g, 1e-9) << "the flight after liftoff";
+    EXPECT_NEAR(r.event_dt(i, 0, 0), 1.0 / s, 1e-6) << "d t_td / d y0";
+    EXPECT_NEAR(r.event_dt(i, 0, 1), (1.0 + v0 / s) / g, 1e-6) << "d t_td / d v0";
+  }
+}
+
+TEST(UserModelFile, HopperSensitivitiesAgreeWithFiniteDifferences) {
+  const AnyModel model = load("hopper");
+  // Two events (touchdown near 0.37, liftoff near 0.75) well inside the horizon; the bottom never fires.
+  const saltation::testing::SensitivityCheck check =
+      saltation::testing::check_sensitivities(model, {1.5, 0.5, 100.0, 1.0, 0.5}, run_options(1.0, true));
+  EXPECT_EQ(check.events, 2);
+  EXPECT_TRUE(check.ok(1e-6)) << check.summary();
+}
+
+// Constants are run-time data: g = 3.7 moves the first impact to (v0 + sqrt(v0^2 + 2 g h0)) / g
+// with the library compiled for the file's g, and no second one.
+TEST(UserModelFile, ConfigOverridesAConstantWithoutRecompiling) {
+  const std::vector<double> row = {1.2, 0.5, 0.8};
+  const Batch batch = Batch::from_rows({row}, 3);
+  const Options options = run_options(2.0, false);
+  std::string first_library;
+  for (const double g : {9.81, 3.7}) {
+    const io::ModelChoice choice = choice_of("bouncing_ball", {{"g", g}});
+    // Before the second run: its library is the one the first run built.
+    const user_model::BuildReport build = user_model::build_model(*choice.definition, Backend::Cpu);
+    if (g == 3.7) {
+      EXPECT_TRUE(build.cached) << "a config recompiled the model";
+      EXPECT_EQ(build.library, first_library) << "a config made another library";
+    }
+    first_library = build.library;
+    const Result r = configure_model(choice).solve(batch, options, Backend::Cpu);
+    ASSERT_GE(r.n_events[0], 1) << "g = " << g;
+    EXPECT_NEAR(r.event_time(0, 0), (row[1] + std::sqrt(row[1] * row[1] + 2.0 * g * row[0])) / g, 1e-9) << "g = " << g;
+  }
+}
+
+TEST(UserModelFile, StudyOverTheHopperRunsThroughTheCli) {
+  const fs::path out = g_scratch / "hopper_landing";
+  const CliRun run = run_cli("sweep '" + source_path("examples/studies/hopper_landing.json") + "' --out '" +
+                             out.string() + "' --samples 2000");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream in(out / "summary.json");
+  ASSERT_TRUE(in) << "no summary.json";
+  const json summary = json::parse(in);
+  ASSERT_FALSE(summary.at("objectives").empty());
+  for (const auto& objective : summary.at("objectives").items()) {
+    EXPECT_EQ(objective.value().at("n").get<long>(), 2000) << objective.key() << ": every sample defines it";
+    EXPECT_TRUE(std::isfinite(objective.value().at("mean").get<double>())) << objective.key();
+  }
+}
+
+TEST(UserModelFile, ModelCheckOfTheHopperAgrees) {
+  const CliRun run =
+      run_cli("model check '" + model_file("hopper") + "' --theta '1.5,0.5,100,1,0.5;1.2,-0.3,150,1,0.8' --t-final 1");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("finite differences: agree"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("NOT CHECKED"), std::string::npos) << run.output;
+}
