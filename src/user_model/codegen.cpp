@@ -104,6 +104,17 @@ std::vector<ExprPtr> reset_of(const ModelSpec& spec, const Guard& g) {
   return r;
 }
 
+// The parameters any mode's flow reads, in theta's order: flow_param's table.
+std::vector<int> flow_params(const ModelSpec& spec) {
+  std::vector<bool> used(spec.parameters.size(), false);
+  for (const auto& mode : spec.flow)
+    for (const ExprPtr& f : mode) mark_names(f, SymbolKind::Parameter, used);
+  std::vector<int> read;
+  for (std::size_t p = 0; p < used.size(); ++p)
+    if (used[p]) read.push_back(static_cast<int>(p));
+  return read;
+}
+
 class Writer {
  public:
   explicit Writer(const ModelSpec& spec)
@@ -150,16 +161,13 @@ class Writer {
 
  private:
   void flow_param() {
-    std::vector<bool> used(P, false);
-    for (const auto& mode : spec_.flow)
-      for (const ExprPtr& f : mode) mark_names(f, SymbolKind::Parameter, used);
+    const std::vector<int> read = flow_params(spec_);
     std::string cases;
-    int f = 0;
-    for (int p = 0; p < P; ++p)
-      if (used[p]) cases += "      case " + std::to_string(f++) + ": return " + std::to_string(p) + ";\n";
+    for (std::size_t f = 0; f < read.size(); ++f)
+      cases += "      case " + std::to_string(f) + ": return " + std::to_string(read[f]) + ";\n";
     o_ << "  // The parameters the flow reads, from its expressions.\n"
-       << "  SALTATION_HD static int flow_param(int" << (f > 0 ? " f" : "") << ") {\n";
-    if (f > 0) o_ << "    switch (f) {\n" << cases << "    }\n";
+       << "  SALTATION_HD static int flow_param(int" << (read.empty() ? "" : " f") << ") {\n";
+    if (!read.empty()) o_ << "    switch (f) {\n" << cases << "    }\n";
     o_ << "    return -1;\n  }\n\n";
   }
 
@@ -338,14 +346,10 @@ class Writer {
 
 Derived derived_members(const ModelSpec& spec) {
   Derived d;
-  std::vector<bool> used(spec.parameters.size(), false);
+  d.flow_params = static_cast<int>(flow_params(spec).size());
   d.affine_flow = true;
   for (const auto& mode : spec.flow)
-    for (const ExprPtr& f : mode) {
-      mark_names(f, SymbolKind::Parameter, used);
-      d.affine_flow = d.affine_flow && affine_in_states(f);
-    }
-  for (bool u : used) d.flow_params += u ? 1 : 0;
+    for (const ExprPtr& f : mode) d.affine_flow = d.affine_flow && affine_in_states(f);
   return d;
 }
 

@@ -21,6 +21,7 @@
 #include "codegen.hpp"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
+#include "saltation/io/files.hpp"
 
 extern char** environ;
 
@@ -70,8 +71,12 @@ fs::path kernels_dir(const fs::path& include) {
   return include.parent_path() / "kernels";
 }
 
-// The library's headers as one digest: a change to any of them makes a new cache key.
+// The library's headers as one digest: a change to any of them makes a new cache key. Read once
+// per folder and process (under g_mutex): every model loaded after the first reuses it.
 std::string headers_digest(const fs::path& include, bool cuda) {
+  static std::map<std::string, std::string> digests;
+  const std::string memo = include.string() + (cuda ? "\ncuda" : "\ncpu");
+  if (auto it = digests.find(memo); it != digests.end()) return it->second;
   std::vector<fs::path> files;
   std::vector<fs::path> roots{include / "saltation"};
   if (cuda) roots.push_back(kernels_dir(include));
@@ -82,7 +87,7 @@ std::string headers_digest(const fs::path& include, bool cuda) {
   std::string all;
   for (const fs::path& f : files)
     all += f.lexically_relative(include).string() + '\n' + sha256_hex(read_file(f)) + '\n';
-  return sha256_hex(all);
+  return digests[memo] = sha256_hex(all);
 }
 
 // Runs argv with stdout and stderr into `log`; returns the exit status (-1: could not start).
@@ -195,23 +200,6 @@ MakeDrivers open_plugin(const fs::path& library, const std::string& key, std::st
   return make;
 }
 
-std::string unique_suffix() {
-  static int counter = 0;
-  return std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-}
-
-// Writes `text` to `path` through a temporary file and a rename: no reader sees half of it.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp-" + unique_suffix();
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw IoError(tmp.string(), "cannot write the generated model source");
-  }
-  fs::rename(tmp, path);
-}
-
 }  // namespace
 
 std::string definition_digest(const ModelSpec& spec) { return sha256_hex(plugin_source(spec, "", false)); }
@@ -268,8 +256,9 @@ LoadedPlugin load_plugin(const ModelSpec& spec, Backend backend) {
   if (fs::exists(library, ec)) plugin.make = open_plugin(library, key, why);
   plugin.report.cached = plugin.make != nullptr;
   if (!plugin.make) {
-    write_atomically(source, plugin_source(spec, key, cuda));
-    const fs::path partial = library.string() + ".tmp-" + unique_suffix();
+    io::write_file_atomically(source.string(), plugin_source(spec, key, cuda));
+    // Under g_mutex, the process id tells this build's partial library from another process's.
+    const fs::path partial = io::temporary_path(library.string());
     std::vector<std::string> argv = compiler.command;
     argv.insert(argv.end(), {source.string(), "-o", partial.string()});
     const int status = run_command(argv, log);

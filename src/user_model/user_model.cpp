@@ -46,32 +46,38 @@ class CompiledModel final : public ModelDrivers {
 
  private:
   // The drivers for `backend`, resolved to Cpu or Cuda in place. Auto with a device but no nvcc
-  // runs on the CPU and says so once.
+  // runs on the CPU, and says so once: later Auto runs go to the CPU without trying again.
   const ModelDrivers& drivers(Backend& backend) const {
     const Backend wanted = backend;
     backend = resolve_backend(backend);
     std::lock_guard<std::mutex> lock(mutex_);
-    std::unique_ptr<const ModelDrivers>& slot = backend == Backend::Cuda ? cuda_ : cpu_;
-    if (slot) return *slot;
-    LoadedPlugin plugin;
-    try {
-      plugin = load_plugin(*spec_, backend);
-    } catch (const ToolchainError& e) {
-      if (!(wanted == Backend::Auto && backend == Backend::Cuda)) throw;
-      std::fprintf(stderr, "saltation: model \"%s\" runs on the CPU: %s\n", spec_->name.c_str(), e.what());
-      backend = Backend::Cpu;
-      return drivers(backend);
+    if (backend == Backend::Cuda && wanted == Backend::Auto && !cuda_ && !cuda_refused_) {
+      try {
+        cuda_ = start(Backend::Cuda);
+      } catch (const ToolchainError& e) {
+        cuda_refused_ = true;
+        std::fprintf(stderr, "saltation: model \"%s\" runs on the CPU: %s\n", spec_->name.c_str(), e.what());
+      }
     }
-    slot.reset(plugin.make(&plugin_host(), constants_.data()));
-    if (!slot)
-      throw ToolchainError("the compiled model \"" + plugin.report.library + "\" did not start (ABI mismatch?)");
+    if (backend == Backend::Cuda && wanted == Backend::Auto && cuda_refused_) backend = Backend::Cpu;
+    std::unique_ptr<const ModelDrivers>& slot = backend == Backend::Cuda ? cuda_ : cpu_;
+    if (!slot) slot = start(backend);
     return *slot;
+  }
+
+  // The model's drivers from its plugin for `backend`, compiled or found in the cache.
+  std::unique_ptr<const ModelDrivers> start(Backend backend) const {
+    const LoadedPlugin plugin = load_plugin(*spec_, backend);
+    std::unique_ptr<const ModelDrivers> d(plugin.make(&plugin_host(), constants_.data()));
+    if (!d) throw ToolchainError("the compiled model \"" + plugin.report.library + "\" did not start (ABI mismatch?)");
+    return d;
   }
 
   std::shared_ptr<const ModelSpec> spec_;
   std::vector<double> constants_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<const ModelDrivers> cpu_, cuda_;
+  mutable bool cuda_refused_ = false;  // Auto found no way to compile for CUDA
 };
 
 ModelInfo info_of(const ModelSpec& spec, nlohmann::json config) {
