@@ -11,6 +11,7 @@
 
 #include "backends.hpp"
 #include "saltation/models/terrain_ball.hpp"
+#include "saltation/models/thermostat.hpp"
 #include "terrain_samples.hpp"
 
 namespace {
@@ -204,6 +205,48 @@ TEST_P(Outputs, ObserverRefusesWhatItCannotObserve) {
   EXPECT_THROW(saltation::observe(Model{}, batch, options(true), objectives(), {Model::P}, backend()),
                saltation::InvalidInput);
   EXPECT_THROW(saltation::observe(Model{}, batch, options(false), objectives(), kDesign, backend()),
+               saltation::InvalidInput);
+}
+
+// The thermostat starts On and switches Off (guard 0) and On (guard 1) in turn: guard 1's k-th
+// event is event 2k + 1, guard 0's k-th is event 2k, and objectives that name a guard read them.
+TEST_P(Outputs, ObjectivesNamingAGuardCountItsEvents) {
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 16; ++i) rows.push_back({19.0 + 0.1 * i, 10.0, 1.0 + 0.05 * i, 20.0, 18.0, 22.0});
+  const Batch batch = Batch::from_rows(rows, saltation::Thermostat::P);
+  Options o = options(true);
+  o.t_final = 3.0;
+  auto spec = [](ObjectiveKind kind, int event, int guard) {
+    ObjectiveSpec s;
+    s.kind = kind;
+    s.event = event;
+    s.guard = guard;
+    return s;
+  };
+  const std::vector<ObjectiveSpec> by_guard = {spec(ObjectiveKind::EventTime, 0, 1),
+                                               spec(ObjectiveKind::EventState, 1, 0),
+                                               spec(ObjectiveKind::EventTime, kCapacity - 1, 1)};
+  const std::vector<ObjectiveSpec> by_index = {spec(ObjectiveKind::EventTime, 1, -1),
+                                               spec(ObjectiveKind::EventState, 2, -1)};
+  const std::vector<int> design = {0, 2, 5};
+  const Observation a = saltation::observe(saltation::Thermostat{}, batch, o, by_guard, design, backend());
+  const Observation b = saltation::observe(saltation::Thermostat{}, batch, o, by_index, design, backend());
+  const int width = 1 + static_cast<int>(design.size());
+  int defined = 0;
+  for (std::size_t i = 0; i < batch.n; ++i) {
+    ASSERT_GE(a.n_events[i], 3) << "row " << i;
+    for (int row = 0; row < 2 * width; ++row) {
+      EXPECT_TRUE(same(a.value(i, row), b.value(i, row))) << "output row " << row << " of row " << i;
+      defined += std::isfinite(a.value(i, row));
+    }
+    // Guard 1's last counted event would be event 2 kCapacity - 1, past the capacity: never recorded.
+    for (int w = 0; w < width; ++w) EXPECT_TRUE(std::isnan(a.value(i, 2 * width + w))) << "row " << i;
+  }
+  EXPECT_EQ(defined, static_cast<int>(batch.n) * 2 * width);
+
+  std::vector<ObjectiveSpec> no_such_guard = by_guard;
+  no_such_guard[0].guard = saltation::Thermostat::M;
+  EXPECT_THROW(saltation::observe(saltation::Thermostat{}, batch, o, no_such_guard, design, backend()),
                saltation::InvalidInput);
 }
 

@@ -159,6 +159,8 @@ Observation observe(const Model& model, const Batch& batch, const Options& optio
       throw InvalidInput(where, -1, "state " + std::to_string(ob.state) + " is not a state index of " + Model::name);
     if (ob.traits().reads_event && (ob.event < 0 || ob.event >= opts.event_capacity))
       throw InvalidInput(where, -1, "event " + std::to_string(ob.event) + " is outside the event capacity");
+    if (ob.traits().reads_event && (ob.guard < -1 || ob.guard >= std::min(Model::M, kCountedGuards)))
+      throw InvalidInput(where, -1, "guard " + std::to_string(ob.guard) + " is not a guard index of " + Model::name);
     derivatives = derivatives || ob.differentiable();
   }
   for (int p : design)

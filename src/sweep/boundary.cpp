@@ -7,6 +7,16 @@ namespace saltation::sweep {
 
 namespace {
 
+// The index among trajectory i's `recorded` events of the event objective o reads (its event-th
+// event, or its guard's event-th), or `recorded` when that event never came.
+int objective_event(const Result& r, std::size_t i, const Objective& o, int recorded) {
+  if (o.guard < 0) return std::min(o.event, recorded);
+  int seen = 0;
+  for (int c = 0; c < recorded; ++c)
+    if (r.ev_guard[r.shape().at(c, i)] == o.guard && seen++ == o.event) return c;
+  return recorded;
+}
+
 // Calls f(c, J_c) for each recorded event c of trajectory i whose crossing of t_final makes o
 // jump by J_c (J_c = 1 where o's existence jumps), and returns the last event index o depends on
 // (events after it cannot change o; -1 when none).
@@ -29,9 +39,11 @@ int for_each_crossing(const Result& r, std::size_t i, const Objective& o, F&& f)
     }
     case ObjectiveKind::EventTime:
     case ObjectiveKind::EventState:
-    case ObjectiveKind::Landing:
-      if (o.event < recorded) f(o.event, 1.0);
-      return std::min(o.event, recorded - 1);
+    case ObjectiveKind::Landing: {
+      const int c = objective_event(r, i, o, recorded);
+      if (c < recorded) f(c, 1.0);
+      return std::min(c, recorded - 1);
+    }
   }
   return -1;
 }
@@ -69,8 +81,9 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
   bool other = false;
   for (int c = 0; c <= last; ++c) other = other || (r.ev_flags[static_cast<std::size_t>(c) * r.n + i] & EventGrazing);
   // An objective read at event c changes identity when c and a neighbour of another guard swap
-  // order: within h of each other and drifting apart at another rate.
-  if (!o.jumps_in_value() && o.event < std::min(r.n_events[i], r.C)) {
+  // order: within h of each other and drifting apart at another rate. One that names its guard
+  // counts that guard's events only, whose order no other guard changes.
+  if (!o.jumps_in_value() && o.guard < 0 && o.event < std::min(r.n_events[i], r.C)) {
     const int c = o.event;
     for (int other_event : {c - 1, c + 1}) {
       if (other_event < 0 || other_event >= std::min(r.n_events[i], r.C)) continue;

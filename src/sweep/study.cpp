@@ -56,6 +56,27 @@ int event_index(const io::JsonObject& o, const std::string& key, const Options& 
   return c;
 }
 
+int guard_index(const json& v, const std::string& path, const ModelInfo& info) {
+  if (v.is_number_integer()) {
+    const long long j = v.get<long long>();
+    if (j < 0 || j >= std::min(info.M, kCountedGuards))
+      throw InvalidInput(path, -1,
+                         std::to_string(j) + " is not a guard index of " + info.name + " (0.." +
+                             std::to_string(std::min(info.M, kCountedGuards) - 1) + ")");
+    return static_cast<int>(j);
+  }
+  if (v.is_string()) {
+    const auto it = std::find(info.guard_names.begin(), info.guard_names.end(), v.get<std::string>());
+    if (it != info.guard_names.end() && it - info.guard_names.begin() < kCountedGuards)
+      return static_cast<int>(it - info.guard_names.begin());
+  }
+  std::string names;
+  for (const auto& g : info.guard_names) names += (names.empty() ? "" : ", ") + g;
+  throw InvalidInput(path, -1,
+                     names.empty() ? "must be a guard index of " + info.name
+                                   : "must name a guard of " + info.name + " (" + names + ") or give its index");
+}
+
 Objective parse_objective(const json& v, const std::string& where, const ModelInfo& info, const Options& options) {
   const io::JsonObject o(v, where);
   Objective ob;
@@ -72,13 +93,14 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
     ob.kind = static_cast<ObjectiveKind>(k);
   }
   if (kind.empty()) throw InvalidInput(where, -1, "needs one of " + keys + " (docs/sweep.md)");
-  // Its value is what the kind reads: an event index, a state, {event, state[, target]}, a status
-  // name, or `true` when it reads nothing.
+  // Its value is what the kind reads: an event index, a state, {event[, guard][, state][, target]},
+  // a status name, or `true` when it reads nothing.
   const ObjectiveTraits t = ob.traits();
-  if (t.reads_event && t.reads_state) {
+  if (t.reads_event && (t.reads_state || o.raw(kind).is_object())) {
     const io::JsonObject e = o.object(kind);
     ob.event = event_index(e, "event", options);
-    ob.state = state_index(e.raw("state"), e.path("state"), info);
+    if (e.has("guard")) ob.guard = guard_index(e.raw("guard"), e.path("guard"), info);
+    if (t.reads_state) ob.state = state_index(e.raw("state"), e.path("state"), info);
     if (t.has_target) ob.target = e.number("target");
     e.reject_unknown();
   } else if (t.reads_event) {
@@ -186,8 +208,11 @@ json distribution_json(const Study& study, int p) {
 json objective_json(const Objective& o, const ModelInfo& info) {
   const ObjectiveTraits t = o.traits();
   json value = true;
-  if (t.reads_event && t.reads_state) {
-    value = {{"event", o.event}, {"state", info.state_names[o.state]}};
+  if (t.reads_event && (t.reads_state || o.guard >= 0)) {
+    value = {{"event", o.event}};
+    if (o.guard >= 0)
+      value["guard"] = info.guard_names.empty() ? json(o.guard) : json(info.guard_names[o.guard]);
+    if (t.reads_state) value["state"] = info.state_names[o.state];
     if (t.has_target) value["target"] = o.target;
   } else if (t.reads_event) {
     value = o.event;

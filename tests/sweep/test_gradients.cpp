@@ -426,6 +426,18 @@ TEST(Gradients, BoundaryTermsOfOneRecord) {
   first.event = 2;
   terms(first);  // event 2 ceases to exist past t_final: J = 1
   EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0, 1e-12);
+  first.guard = 0;
+  first.event = 0;
+  terms(first);  // guard 0's first event: guard 1's events cannot change which one it is
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 0.0);
+  first.event = 1;
+  terms(first);  // guard 0's second event is event 2, at the horizon
+  EXPECT_NEAR(z, sweep::boundary_kernel(0.01, h) * -6.0, 1e-12);
+  first.event = 2;
+  terms(first);  // guard 0 has no third event
+  EXPECT_EQ(z, 0.0);
+  first.guard = -1;
 
   r.ev_flags[2] = EventGrazing;  // grazing at the horizon: its time has no derivative, no term
   terms(count);

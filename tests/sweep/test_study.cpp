@@ -239,6 +239,12 @@ TEST(Study, BadStudiesNameTheKey) {
   s["objectives"][0]["event_time"] = 16;
   expect_bad(s, "objectives[0].event_time");
   s = ball_study(100, false, false);
+  s["objectives"][0]["event_time"] = json{{"event", 1}, {"guard", 1}};  // the ball has guard 0 only
+  expect_bad(s, "objectives[0].event_time.guard");
+  s = ball_study(100, false, false);
+  s["objectives"][0]["event_time"] = json{{"event", 1}, {"guard", "ground"}};  // a C++ model's guards have no names
+  expect_bad(s, "objectives[0].event_time.guard");
+  s = ball_study(100, false, false);
   s["objectives"][0]["weight"] = 2;
   expect_bad(s, "objectives[0].weight");
   s = ball_study(100, false, false);

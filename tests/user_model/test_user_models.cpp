@@ -308,6 +308,24 @@ TEST(UserModelFile, StudyOverTheHopperRunsThroughTheCli) {
     EXPECT_EQ(objective.value().at("n").get<long>(), 2000) << objective.key() << ": every sample defines it";
     EXPECT_TRUE(std::isfinite(objective.value().at("mean").get<double>())) << objective.key();
   }
+
+  // Its objectives name their guards; the hopper's events alternate touchdown (event 0) and liftoff
+  // (event 1) before t_final, so the same study by event index gives the same bits.
+  std::ifstream study_in(source_path("examples/studies/hopper_landing.json"));
+  json by_index = json::parse(study_in);
+  by_index["model"]["file"] = model_file("hopper");
+  by_index["objectives"][0]["event_time"] = 0;
+  by_index["objectives"][1]["event_time"] = 1;
+  by_index["objectives"][2]["event_state"] = {{"event", 1}, {"state", "v"}};
+  const fs::path study = g_scratch / "hopper_by_index.json", out_by_index = g_scratch / "hopper_by_index";
+  std::ofstream(study) << by_index.dump();
+  ASSERT_EQ(run_cli("sweep '" + study.string() + "' --out '" + out_by_index.string() + "' --samples 2000").exit_code, 0);
+  std::ifstream in_by_index(out_by_index / "summary.json");
+  const json summary_by_index = json::parse(in_by_index);
+  for (const char* name : {"touchdown_time", "liftoff_time", "liftoff_velocity"})
+    for (const char* key : {"n", "mean", "std_error"})
+      EXPECT_EQ(summary.at("objectives").at(name).at(key), summary_by_index.at("objectives").at(name).at(key))
+          << name << "." << key;
 }
 
 TEST(UserModelFile, ModelCheckOfTheHopperAgrees) {

@@ -11,7 +11,8 @@ namespace saltation {
 
 // X(Kind, key, reads_event, reads_state, has_target, reads_status, differentiable, jumps_at_horizon)
 //   key             the study file's name for it (docs/sweep.md)
-//   reads_event     read at event `event` (events count from 0): absent where that event never came
+//   reads_event     read at event `event` (events count from 0; with `guard` >= 0, only that guard's
+//                   events count): absent where that event never came
 //   reads_state     reads state `state`
 //   has_target      reads `target`
 //   reads_status    reads `status`
@@ -53,12 +54,16 @@ constexpr int kObjectiveKinds = 0
 struct ObjectiveSpec {
   ObjectiveKind kind = ObjectiveKind::FinalState;
   int event = 0;
+  int guard = -1;  // with reads_event: count only this guard's events (-1: every event)
   int state = 0;
   double target = 0.0;
   int status = 0;
   SALTATION_HD ObjectiveTraits traits() const { return objective_traits(kind); }
   SALTATION_HD bool differentiable() const { return traits().differentiable; }
 };
+
+// Guards an event objective can name: the observer counts each one's events.
+constexpr int kCountedGuards = 32;
 
 // ---- The evaluation of each kind. `q` is the state the objective reads (the event's pre-event
 // state, or the final state) at ob.state, `dq` its derivative by one parameter.

@@ -82,8 +82,9 @@ class FullRecord : public FinalState {
 };
 
 // Objective values and their design derivatives, reduced on the fly (ObservationView): an event
-// objective is written when its event is recorded, the others at the end; an objective whose event
-// never came (fewer events, an invalid row) is NaN, value and derivatives.
+// objective is written when its event is recorded (the observer counts each guard's events for the
+// objectives that name a guard), the others at the end; an objective whose event never came (fewer
+// events, an invalid row) is NaN, value and derivatives.
 class ObjectiveObserver {
  public:
   using View = ObservationView;
@@ -91,22 +92,25 @@ class ObjectiveObserver {
   SALTATION_HD ObjectiveObserver(const View& out, std::size_t i) : out_(out), i_(i) {}
 
   template <int N>
-  SALTATION_HD void event(int c, double t_e, int, const double* q_minus, const double*) const {
+  SALTATION_HD void event(int c, double t_e, int j, const double* q_minus, const double*) const {
+    event_ = c;
+    guard_ = j;
+    occurrence_ = j >= 0 && j < kCountedGuards ? guard_events_[j]++ : -1;
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
-      if (ob.traits().reads_event && ob.event == c) put(row, objective_at_event(ob, t_e, entry<N>(q_minus, ob.state)));
+      if (reads_this_event(ob)) put(row, objective_at_event(ob, t_e, entry<N>(q_minus, ob.state)));
     }
   }
   SALTATION_HD void event_flags(int, int) const {}
   template <int N>
-  SALTATION_HD void event_column(int c, int p, double tau, const double* q_minus, const double* dq) const {
+  SALTATION_HD void event_column(int, int p, double tau, const double* q_minus, const double* dq) const {
     const int d = design_index(p);
     if (d < 0) return;
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
-      if (ob.traits().reads_event && ob.event == c)
+      if (reads_this_event(ob))
         put(row + 1 + d, objective_at_event_derivative(ob, tau, entry<N>(q_minus, ob.state), entry<N>(dq, ob.state)));
     }
   }
@@ -129,7 +133,7 @@ class ObjectiveObserver {
       const ObjectiveSpec& ob = out_.objectives[o];
       if (!ob.traits().reads_event) {
         put(row, objective_at_end(ob, status, entry<N>(qf, ob.state), n_events));
-      } else if (ob.event >= n_events) {
+      } else if (!came(ob, n_events)) {
         for (int w = 0; w < out_.width(ob); ++w) put(row + w, ::nan(""));
       }
     }
@@ -144,8 +148,22 @@ class ObjectiveObserver {
     return -1;
   }
 
+  // Whether event objective ob reads the event last reported (event_column follows its event).
+  SALTATION_HD bool reads_this_event(const ObjectiveSpec& ob) const {
+    if (!ob.traits().reads_event) return false;
+    return ob.guard < 0 ? ob.event == event_ : ob.guard == guard_ && ob.event == occurrence_;
+  }
+  // Whether event objective ob's event came among the n_events recorded.
+  SALTATION_HD bool came(const ObjectiveSpec& ob, int n_events) const {
+    if (ob.guard < 0) return ob.event < n_events;
+    return ob.guard < kCountedGuards && ob.event < guard_events_[ob.guard];
+  }
+
   const View out_;
   const std::size_t i_;
+  // The event last reported: its index, guard and occurrence among that guard's events.
+  mutable int event_ = -1, guard_ = -1, occurrence_ = -1;
+  mutable int guard_events_[kCountedGuards] = {};
 };
 
 }  // namespace saltation::core
