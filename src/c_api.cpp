@@ -12,6 +12,7 @@
 #include "saltation/io/writers.hpp"
 #include "saltation/registry.hpp"
 #include "saltation/status.hpp"
+#include "saltation/user_model/user_model.hpp"
 #include "saltation/version.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ extern "C" int saltation_solve_json(const char* request_json, char** result_json
     const AnyModel model = configure_model(io::parse_model_choice(request));
     const io::SolveRequest req = io::parse_solve_request(request, model.info());
     const Options options = normalize_options(req.options);
-    const Backend used = resolve_backend(req.backend);
+    const Backend used = model.backend_for(req.backend);
     const nlohmann::json provenance = io::provenance(model.info(), options, used);
     io::refuse_large_text_output(io::result_shape(model.info(), options, provenance), req.batch.n, "result_json",
                                  "the result JSON",
@@ -55,6 +56,8 @@ extern "C" int saltation_solve_json(const char* request_json, char** result_json
     return fail(SALTATION_CUDA_ERROR, e.what(), error_message);
   } catch (const saltation::IoError& e) {
     return fail(SALTATION_IO_ERROR, e.what(), error_message);
+  } catch (const saltation::user_model::ToolchainError& e) {
+    return fail(SALTATION_COMPILE_ERROR, e.what(), error_message);
   } catch (const std::exception& e) {
     return fail(SALTATION_ERROR, e.what(), error_message);
   } catch (...) {
@@ -74,6 +77,7 @@ extern "C" const char* saltation_code_name(int code) {
     case SALTATION_CUDA_ERROR: return "CUDA error";
     case SALTATION_ERROR: return "error";
     case SALTATION_IO_ERROR: return "I/O error";
+    case SALTATION_COMPILE_ERROR: return "compile error";
   }
   return "unknown";
 }

@@ -52,6 +52,10 @@ class AnyModel {
     return drivers_->observe(batch, options, std::move(objectives), std::move(design), backend, progress);
   }
 
+  // The backend a run asking for `requested` uses (ModelDrivers::backend_for): what results and
+  // their provenance name.
+  Backend backend_for(Backend requested) const { return drivers_->backend_for(requested); }
+
  private:
   std::shared_ptr<const ModelDrivers> drivers_;
   ModelInfo info_;

@@ -1,6 +1,6 @@
-/* The C API: the built-in models through the same JSON request and result documents as the
- * `saltation solve` command (docs/schema.md), for host applications in C or any language with a
- * C FFI. Every function is safe to call from C; no C++ exception crosses it. */
+/* The C API: the built-in models and model files through the same JSON request and result
+ * documents as the `saltation solve` command (docs/schema.md), for host applications in C or any
+ * language with a C FFI. Every function is safe to call from C; no C++ exception crosses it. */
 #ifndef SALTATION_C_API_H
 #define SALTATION_C_API_H
 
@@ -14,7 +14,8 @@ enum saltation_code {
   SALTATION_INVALID_INPUT = 1, /* the request names a bad parameter (the message says which, and the row) */
   SALTATION_CUDA_ERROR = 2,    /* the CUDA backend failed or is not available */
   SALTATION_ERROR = 3,         /* anything else */
-  SALTATION_IO_ERROR = 4       /* a file could not be read or written (not used by saltation_solve_json) */
+  SALTATION_IO_ERROR = 4,      /* a file could not be read or written */
+  SALTATION_COMPILE_ERROR = 5  /* a model file could not be compiled (the message says why) */
 };
 
 /* Solves the JSON request `request_json`. On SALTATION_OK, *result_json receives the result JSON;

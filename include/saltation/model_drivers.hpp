@@ -16,6 +16,9 @@ class ModelDrivers {
   // saltation::observe: objective values and design derivatives, [n_outputs][n], with status and n_events.
   virtual Observation observe(const Batch& batch, const Options& options, std::vector<ObjectiveSpec> objectives,
                               std::vector<int> design, Backend backend, const Progress& progress) const = 0;
+  // The backend a run asking for `requested` uses: Auto resolved (resolve_backend), or the CPU
+  // where a compiled model cannot be built for the device.
+  virtual Backend backend_for(Backend requested) const { return resolve_backend(requested); }
 };
 
 // The drivers of a model type: saltation::solve and saltation::observe for it.

@@ -196,13 +196,33 @@ void fill_tangents(const std::vector<TangentParam>& tangents, int n_disks, detai
   }
 }
 
-// The rollout's sizes and options as a view without arrays; with walls, checks the box and that
-// every disk starts inside it.
+// The reflecting walls, when the options have them: checks the box and that every disk starts
+// inside it.
+void place_walls(const DiskBatch& batch, const RolloutOptions& o, RolloutView& c) {
+  c.walls = o.walls;
+  if (!o.walls) return;
+  for (int a = 0; a < 2; ++a) {
+    if (!(o.box_hi[a] > o.box_lo[a]))
+      throw InvalidInput("box_hi[" + std::to_string(a) + "]", -1,
+                         std::to_string(o.box_hi[a]) + " must exceed box_lo[" + std::to_string(a) +
+                             "] = " + std::to_string(o.box_lo[a]));
+    c.box_lo[a] = o.box_lo[a];
+    c.box_hi[a] = o.box_hi[a];
+  }
+  for (int d = 0; d < batch.n_disks; ++d)
+    for (int b = 0; b < batch.n_systems; ++b)
+      for (int a = 0; a < 2; ++a) {
+        const double x = batch.x0[(2L * d + a) * batch.n_systems + b];
+        if (x < o.box_lo[a] || x > o.box_hi[a])
+          throw InvalidInput("x0", b, "disk " + std::to_string(d) + " starts outside the walls");
+      }
+}
+
+// The rollout's sizes and options as a view without arrays, walls included (place_walls).
 RolloutView shape_of(const DiskBatch& batch, const RolloutOptions& o) {
-  const int n_systems = batch.n_systems, n_disks = batch.n_disks;
   RolloutView c;
-  c.n_systems = n_systems;
-  c.n_disks = n_disks;
+  c.n_systems = batch.n_systems;
+  c.n_disks = batch.n_disks;
   c.n_tangents = (int)o.tangents.size();
   c.n_materials = (int)o.materials.size();
   c.n_frames = o.n_frames;
@@ -210,24 +230,7 @@ RolloutView shape_of(const DiskBatch& batch, const RolloutOptions& o) {
   c.dt = o.dt;
   c.normal = o.normal;
   c.tangential = o.tangential;
-  c.walls = o.walls;
-  if (o.walls) {
-    for (int a = 0; a < 2; ++a) {
-      if (!(o.box_hi[a] > o.box_lo[a]))
-        throw InvalidInput("box_hi[" + std::to_string(a) + "]", -1,
-                           std::to_string(o.box_hi[a]) + " must exceed box_lo[" + std::to_string(a) +
-                               "] = " + std::to_string(o.box_lo[a]));
-      c.box_lo[a] = o.box_lo[a];
-      c.box_hi[a] = o.box_hi[a];
-    }
-    for (int d = 0; d < n_disks; ++d)
-      for (int b = 0; b < n_systems; ++b)
-        for (int a = 0; a < 2; ++a) {
-          const double x = batch.x0[(2L * d + a) * n_systems + b];
-          if (x < o.box_lo[a] || x > o.box_hi[a])
-            throw InvalidInput("x0", b, "disk " + std::to_string(d) + " starts outside the walls");
-        }
-  }
+  place_walls(batch, o, c);
   return c;
 }
 

@@ -210,8 +210,7 @@ json objective_json(const Objective& o, const ModelInfo& info) {
   json value = true;
   if (t.reads_event && (t.reads_state || o.guard >= 0)) {
     value = {{"event", o.event}};
-    if (o.guard >= 0)
-      value["guard"] = info.guard_names.empty() ? json(o.guard) : json(info.guard_names[o.guard]);
+    if (o.guard >= 0) value["guard"] = info.guard_names.empty() ? json(o.guard) : json(info.guard_names[o.guard]);
     if (t.reads_state) value["state"] = info.state_names[o.state];
     if (t.has_target) value["target"] = o.target;
   } else if (t.reads_event) {
@@ -861,7 +860,7 @@ Evaluator make_evaluator(const AnyModel& model, const Study& study, const StudyR
                            " has " + std::to_string(info.P));
   if (run.n_shards < 1 || run.shard < 0 || run.shard >= run.n_shards)
     throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
-  Evaluator ev{model, study, study.options, resolve_backend(run.backend), sensitivity_parameters(study)};
+  Evaluator ev{model, study, study.options, model.backend_for(run.backend), sensitivity_parameters(study)};
   ev.n_factors = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(info.P)));
   ev.options.sensitivities = !ev.design.empty();
   if (study.gradient_check_delta > 0.0)

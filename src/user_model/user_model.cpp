@@ -43,6 +43,10 @@ class CompiledModel final : public ModelDrivers {
     const ModelDrivers& d = drivers(resolved);
     return d.observe(batch, options, std::move(objectives), std::move(design), resolved, progress);
   }
+  Backend backend_for(Backend requested) const override {
+    drivers(requested);
+    return requested;
+  }
 
  private:
   // The drivers for `backend`, resolved to Cpu or Cuda in place. Auto with a device but no nvcc
