@@ -210,6 +210,30 @@ TEST_P(Events, ProbesCatchBumpsNarrowerThanAStep) {
   EXPECT_GE(w0 / w3, 2.0);
 }
 
+TEST_P(Events, ProbesCatchShallowDipsOfANonlinearPath) {
+  // A pendulum from phi = 0 with amplitude A reaches phi = -A after a quarter period; a floor at
+  // -A + depth is crossed and left again within 2 sqrt(2 depth / sin A) ~ 0.07-0.08 s, less than
+  // a step of 0.2 but more than the probes' spacing of 0.05. Amplitudes from 0.8 to 1.5 place the
+  // dip across several steps' interiors. The probes, screened on the step's dense output, must
+  // catch every dip; the step ends alone miss some.
+  const double depth = 6e-4;
+  std::vector<std::vector<double>> theta;
+  for (int s = 0; s < 24; ++s) {
+    const double A = 0.8 + 0.7 * s / 23.0;
+    theta.push_back({0.0, -std::sqrt(2.0 * (1.0 - std::cos(A))), -A + depth, 1.0});
+  }
+  Options o = opts(2.5, 0.2, 4);
+  const Result r3 = solve_on(backend(), saltation::testing::PendulumFloor{}, theta, o);
+  o.probes = 0;
+  const Result r0 = solve_on(backend(), saltation::testing::PendulumFloor{}, theta, o);
+  int missed_without_probes = 0;
+  for (std::size_t s = 0; s < theta.size(); ++s) {
+    EXPECT_EQ(r3.n_events[s], 1) << "amplitude row " << s;
+    missed_without_probes += r0.n_events[s] == 0;
+  }
+  EXPECT_GT(missed_without_probes, 0) << "every dip reaches a step end: the case is not exercised";
+}
+
 TEST_P(Events, GrazingImpactsAreFlagged) {
   // Horizontal flight (no gravity) into a bump of height 1 and width 0.2 at x = 1: at y = 0.9999
   // the ball meets the bump near its top, where the terrain is almost parallel to the velocity

@@ -8,6 +8,7 @@ namespace saltation::cuda {
 #define SALTATION_INSTANTIATE_CUDA(Model) \
   template void solve<Model>(const Model&, const double*, std::size_t, const Options&, Result&, const Progress*);
 SALTATION_INSTANTIATE_CUDA(testing::TwoThresholds)
+SALTATION_INSTANTIATE_CUDA(testing::PendulumFloor)
 SALTATION_INSTANTIATE_CUDA(testing::GenericTerrain3)
 SALTATION_INSTANTIATE_CUDA(testing::StrictTerrain3)
 SALTATION_INSTANTIATE_CUDA(TerrainBall<1>)

@@ -9,12 +9,12 @@ namespace saltation::core {
 
 // S is double here, and a lane vector in the CPU's SIMD lanes (src/cpu_lanes.cpp), where the same
 // operations advance several trajectories at once; with S and H dual numbers,
-// rk4_step_with_rate's derivative in h.
+// rk4_step_with_rate's derivative in h. rk4_step_from takes the first stage, the flow at q, as
+// given (the previous step's end, when the trajectory has it): the same bits.
 template <class Model, class Th, class S, class H = double>
-SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, H h, S* out) {
+SALTATION_HD void rk4_step_from(const Model& m, const S* q, const S* k1, int mode, const Th& th, H h, S* out) {
   constexpr int N = Model::N;
-  S k1[N], k2[N], k3[N], k4[N], s[N];
-  m.flow(q, mode, th, k1);
+  S k2[N], k3[N], k4[N], s[N];
   for (int i = 0; i < N; ++i) s[i] = q[i] + 0.5 * h * k1[i];
   m.flow(s, mode, th, k2);
   for (int i = 0; i < N; ++i) s[i] = q[i] + 0.5 * h * k2[i];
@@ -22,6 +22,23 @@ SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, H
   for (int i = 0; i < N; ++i) s[i] = q[i] + h * k3[i];
   m.flow(s, mode, th, k4);
   for (int i = 0; i < N; ++i) out[i] = q[i] + (h / 6.0) * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+}
+template <class Model, class Th, class S, class H = double>
+SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, H h, S* out) {
+  S k1[Model::N];
+  m.flow(q, mode, th, k1);
+  rk4_step_from(m, q, k1, mode, th, h, out);
+}
+
+// The cubic Hermite interpolant of a step of h from (q0, f0) to (q1, f1) (states and their
+// rates) at the fraction u of the step: the step's dense output, accurate to O(h^4) like RK4.
+template <int N>
+SALTATION_HD void hermite_point(double u, double h, const double* q0, const double* f0, const double* q1,
+                                const double* f1, double* out) {
+  const double v = 1.0 - u;
+  const double w0 = v * v * (1.0 + 2.0 * u), w1 = u * u * (3.0 - 2.0 * u);  // of q0 and q1
+  const double d0 = h * u * v * v, d1 = -h * u * u * v;                     // of f0 and f1
+  for (int i = 0; i < N; ++i) out[i] = w0 * q0[i] + w1 * q1[i] + d0 * f0[i] + d1 * f1[i];
 }
 
 // One RK4 step of h from q and the derivative of its end state in h, d out / dh (the rate at

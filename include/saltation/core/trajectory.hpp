@@ -2,7 +2,9 @@
 // One trajectory, the routine every backend runs unchanged (README, "How it works"):
 //   begin()  initial state and mode, row validation, an event already at t = 0;
 //   step()   one RK4 step of dt, the guards probed at the step's end and interior points for a
-//            crossing in each guard's direction (scan_step); a crossing holds the step as a bracket;
+//            crossing in each guard's direction (scan_step: the interior points on the step's dense
+//            output first, on the discrete path where that shows a guard past its surface); a
+//            crossing holds the step as a bracket;
 //   take_bracketed_event()  the crossing located to the earliest guard zero by a fixed count of
 //            safeguarded root steps (locate), the state stepped there, the event taken (take_event):
 //            recorded, reset into the next mode or ended by a terminal status.
@@ -86,11 +88,9 @@ class Trajectory {
   SALTATION_HD StepOutcome step() {
     const bool last = last_step_from(t_);
     const double h = step_length_from(t_);
-    double q_end[N], g_end[M] = {};  // g_end is read only when evaluated; zeroed so that GCC need not warn
-    double Y_end[kYSize];
-    bool g_end_known = false;
-    if (scan_step(h, q_end, g_end, bracket_, Y_end, g_end_known)) return StepOutcome::Bracketed;
-    if (!all_finite(q_end)) {
+    StepEnd end;
+    if (scan_step(h, end, bracket_)) return StepOutcome::Bracketed;
+    if (!all_finite(end.q)) {
       finish(Status::NonFinite, t_, q_);
       return StepOutcome::Ended;
     }
@@ -98,13 +98,16 @@ class Trajectory {
       if (affine_step(h)) {
         tan_.take_affine_step(q_);
       } else {
-        for (int e = 0; e < kYSize; ++e) tan_.Y[e] = Y_end[e];
+        for (int e = 0; e < kYSize; ++e) tan_.Y[e] = end.Y[e];
       }
     }
-    for (int k = 0; k < N; ++k) q_[k] = q_end[k];
-    if (g_end_known)
-      for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
-    g_left_known_ = g_end_known;
+    for (int k = 0; k < N; ++k) q_[k] = end.q[k];
+    if (end.g_known)
+      for (int j = 0; j < M; ++j) g_left_[j] = end.g[j];
+    g_left_known_ = end.g_known;
+    if (end.f_known)
+      for (int k = 0; k < N; ++k) f_left_[k] = end.f[k];
+    f_left_known_ = end.f_known;
     t_ = last ? o_.t_final : t_ + h;
     return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
   }
@@ -170,6 +173,7 @@ class Trajectory {
     for (int k = 0; k < N; ++k) q_[k] = q[k];
     t_ = t;
     g_left_known_ = false;
+    f_left_known_ = false;
     departing_ = -1;
     return finish_at_t_final();
   }
@@ -228,6 +232,7 @@ class Trajectory {
     mode_ = mode_plus;
     t_ = t_e;
     refresh_guards(j);
+    f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
     return false;
   }
@@ -295,15 +300,29 @@ class Trajectory {
   // Whether a step of h takes the affine path (Tangents): the cached step matrix is for dt.
   SALTATION_HD bool affine_step(double h) const { return has_affine_flow<Model>::value && h == o_.dt; }
 
+  // The end of a step: its state, and what scan_step evaluated there: the guards, the flow (the
+  // next step's first stage) and, with Sens, the tangent (a step other than a full one of an
+  // affine flow).
+  struct StepEnd {
+    double q[N];
+    double g[M] = {};  // read only when g_known; zeroed so that GCC need not warn
+    double f[N];
+    double Y[kYSize];
+    bool g_known = false, f_known = false;
+  };
+
   // Steps to the end of (t, t+h], then (unless the guard bound rules the step out) probes it;
-  // returns true with the first sub-interval that holds a crossing, else false with the end
-  // state in q_end (with Sens, and a step other than a full one of an affine flow, its tangent in
-  // Y_end) and, when evaluated, the end guards.
-  SALTATION_HD bool scan_step(double h, double* q_end, double* g_end, Bracket& br, double* Y_end, bool& g_end_known) {
-    g_end_known = false;
+  // returns true with the first sub-interval that holds a crossing, else false with `end`.
+  // With interior probes, the step's dense output screens it first: the discrete probes, RK4
+  // sub-steps from the start, run only where it or the end shows a guard past its surface.
+  SALTATION_HD bool scan_step(double h, StepEnd& end, Bracket& br) {
     const int departing = departing_;
     departing_ = -1;
-    const int pieces = o_.probes + 1;
+    const bool screened = o_.probes > 0;
+    if (screened && !f_left_known_) {
+      m_.flow(q_, mode_, th_, f_left_);
+      f_left_known_ = true;
+    }
     // A full step of an affine flow forms its tangent only once it is taken (step()): a step with
     // a crossing in it is not.
     bool tangent_stepped = false;
@@ -312,13 +331,48 @@ class Trajectory {
         tan_.ready_affine(m_, mode_, th_, h);
       } else {
         tan_.up_to_date();
-        for (int e = 0; e < kYSize; ++e) Y_end[e] = tan_.Y[e];
-        rk4_tangent_step(m_, q_, mode_, th_, h, q_end, Y_end);
+        for (int e = 0; e < kYSize; ++e) end.Y[e] = tan_.Y[e];
+        rk4_tangent_step(m_, q_, mode_, th_, h, end.q, end.Y);
         tangent_stepped = true;
       }
     }
-    if (!tangent_stepped) rk4_step(m_, q_, mode_, th_, h, q_end);
-    if (!all_finite(q_end) || all_guards_excluded(q_, q_end, departing)) return false;
+    if (!tangent_stepped) {
+      if (screened) {
+        rk4_step_from(m_, q_, f_left_, mode_, th_, h, end.q);
+      } else {
+        rk4_step(m_, q_, mode_, th_, h, end.q);
+      }
+    }
+    if (!all_finite(end.q) || all_guards_excluded(q_, end.q, departing)) return false;
+    if (screened && dense_output_clear(h, end)) return false;
+    return scan_discrete_path(h, end, br);
+  }
+
+  // Whether no guard is past its surface at the step's end nor at the probes' interior points of
+  // its dense output (hermite_point); evaluates the end's guards and flow into `end`. A dip through
+  // a guard shallower than the interpolant's error can pass unseen where a discrete probe would
+  // see it; the error is that of the step itself.
+  SALTATION_HD bool dense_output_clear(double h, StepEnd& end) const {
+    guards_at(end.q, mode_, end.g);
+    end.g_known = true;
+    if (any_past_surface(end.g)) return false;
+    m_.flow(end.q, mode_, th_, end.f);
+    end.f_known = true;
+    const int pieces = o_.probes + 1;
+    for (int k = 1; k < pieces; ++k) {
+      double qs[N], gs[M];
+      hermite_point<N>(static_cast<double>(k) / pieces, h, q_, f_left_, end.q, end.f, qs);
+      guards_at(qs, mode_, gs);
+      if (any_past_surface(gs)) return false;
+    }
+    return true;
+  }
+
+  // The probes on the discrete path: the guards at RK4 sub-steps from the step's start to each
+  // interior point, then at its end; true with the first piece that holds a crossing.
+  SALTATION_HD bool scan_discrete_path(double h, StepEnd& end, Bracket& br) {
+    end.g_known = end.f_known = false;
+    const int pieces = o_.probes + 1;
     // The guards at the step's start are evaluated (when unknown) only if the first piece needs
     // them: a guard can cross there only if it ends past its surface (until then 0 stands in, with
     // which crosses() is false for a guard not past it). The result is the same.
@@ -326,15 +380,15 @@ class Trajectory {
     for (int j = 0; j < M; ++j) g_prev[j] = g_left_known_ ? g_left_[j] : 0.0;
     double s_prev = 0.0;
     for (int k = 1; k <= pieces; ++k) {
-      const bool end = k == pieces;
-      const double s = end ? h : h * k / pieces;
+      const bool last_piece = k == pieces;
+      const double s = last_piece ? h : h * k / pieces;
       double qs[N], gs[M];
-      if (end) {
-        for (int i = 0; i < N; ++i) qs[i] = q_end[i];
+      if (last_piece) {
+        for (int i = 0; i < N; ++i) qs[i] = end.q[i];
       } else {
         rk4_step(m_, q_, mode_, th_, s, qs);
         if (!all_finite(qs)) {  // blow-up: reported as NonFinite by the caller, never as an event
-          for (int i = 0; i < N; ++i) q_end[i] = qs[i];
+          for (int i = 0; i < N; ++i) end.q[i] = qs[i];
           return false;
         }
       }
@@ -359,8 +413,8 @@ class Trajectory {
       for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
       s_prev = s;
     }
-    for (int j = 0; j < M; ++j) g_end[j] = g_prev[j];
-    g_end_known = true;
+    for (int j = 0; j < M; ++j) end.g[j] = g_prev[j];
+    end.g_known = true;
     return false;
   }
 
@@ -499,6 +553,8 @@ class Trajectory {
   double t_ = 0.0;
   double g_left_[M];
   bool g_left_known_ = false;  // false after a step the guard bound skipped
+  double f_left_[N];           // the flow at q_, when f_left_known_ (the screened probes' first stage)
+  bool f_left_known_ = false;
   // The guard whose event was just taken (the state lies on it) when the model's departure bound
   // rules it out on the next step, which its guard bound cannot (docs/models.md); else -1. Until
   // the next step.

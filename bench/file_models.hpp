@@ -1,0 +1,55 @@
+#pragma once
+// What the benchmarks of model files share: a model file loaded (compiled or found in the cache,
+// saying which and how long it took), rows drawn uniformly in a box, and the best wall time of
+// repeated CPU solves.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "saltation/any_model.hpp"
+#include "saltation/io/solve_io.hpp"
+#include "saltation/user_model/user_model.hpp"
+
+namespace saltation_bench {
+
+// The model file at `path` (relative to the source tree), built for the CPU.
+inline saltation::AnyModel model_file(const std::string& path) {
+  const std::string full = std::string(SALTATION_SOURCE_DIR) + "/" + path;
+  const auto spec = std::make_shared<const saltation::user_model::ModelSpec>(saltation::io::read_model_file(full));
+  const saltation::user_model::BuildReport build = saltation::user_model::build_model(*spec, saltation::Backend::Cpu);
+  std::printf("%s: %s in %.3f s\n", spec->name.c_str(), build.cached ? "found in the cache" : "compiled",
+              build.seconds);
+  return saltation::user_model::load_model(spec, nlohmann::json::object());
+}
+
+// n rows uniform in [lo[p], hi[p]] (a fixed seed).
+inline saltation::Batch uniform_rows(std::size_t n, const std::vector<double>& lo, const std::vector<double>& hi) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  saltation::Batch b(n, lo.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = 0; p < lo.size(); ++p) b.at(i, p) = lo[p] + (hi[p] - lo[p]) * u(rng);
+  return b;
+}
+
+// The best of `repeats` CPU solves; `model` is an AnyModel (a model file's) or a model type.
+template <class Model>
+double best_seconds(const Model& model, const saltation::Batch& batch, const saltation::Options& options, int repeats) {
+  double best = 1e300;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    saltation::Result result;
+    if constexpr (std::is_same_v<Model, saltation::AnyModel>)
+      result = model.solve(batch, options, saltation::Backend::Cpu);
+    else result = saltation::solve(model, batch, options, saltation::Backend::Cpu);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+}  // namespace saltation_bench
