@@ -97,6 +97,12 @@ __attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, in
   for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
 }
 
+// core::advance_time for all W lanes. Flattened as lanes_rk4_step: a template compiled for the
+// baseline cannot take this target's vectors.
+__attribute__((flatten)) inline void lanes_advance_time(LaneVec& t, LaneVec& carry, double dt) {
+  core::advance_time(t, carry, LaneVec(dt));
+}
+
 // With sensitivities, the flow-parameter columns of the W lanes' segment tangents after a full step
 // from q (affine flows; Trajectory::affine_tangent): Phi, Psi, psi, q and Y as [e * W + l], only
 // the F columns of Y and Y_end. Flattened as lanes_rk4_step.
@@ -162,11 +168,12 @@ class LaneGroup {
   }
 
  private:
-  // The flying lanes' states, held here between their free steps: q as [k * W + l], and t; with
+  // The flying lanes' states, held here between their free steps: q as [k * W + l], and t with its
+  // carry (core::advance_time); with
   // sensitivities also their step matrices and segment tangents.
   static constexpr int kT = Sens ? kW : 0;
   struct Flight {
-    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {};
+    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {}, t_carry[kW] = {};
     HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
     HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
     int steps[kW] = {};   // free steps lane l has taken since it boarded
@@ -197,8 +204,11 @@ class LaneGroup {
           hn::Store(hn::IfThenElse(taken, hn::Load(d, f.Y_end + (i * W + N + c) * kW), hn::Load(d, y)), d, y);
         }
     }
-    const auto t_next = hn::IfThenElse(taken, hn::Add(hn::Load(d, f.t), dt), hn::Load(d, f.t));
+    LaneVec t(hn::Load(d, f.t)), t_carry(hn::Load(d, f.t_carry));
+    lanes_advance_time(t, t_carry, o_.dt);
+    const auto t_next = hn::IfThenElse(taken, t.v, hn::Load(d, f.t));
     hn::Store(t_next, d, f.t);
+    hn::Store(hn::IfThenElse(taken, t_carry.v, hn::Load(d, f.t_carry)), d, f.t_carry);
     const unsigned grounded = (f.flying & ~free) | (bits(hn::Ge(t_next, t_final)) & free);
     const unsigned moved = f.flying;
     f.flying &= ~grounded;
@@ -212,8 +222,8 @@ class LaneGroup {
   void land(const Flight& f, int l, unsigned free) {
     double ql[N];
     for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
-    const bool ended =
-        (f.steps[l] > 0 && resume(l, ql, f.t[l], f.Y, f.steps[l])) || (!(free >> l & 1u) && step_alone(*lane_[l]));
+    const bool ended = (f.steps[l] > 0 && resume(l, ql, f.t[l], f.t_carry[l], f.Y, f.steps[l])) ||
+                       (!(free >> l & 1u) && step_alone(*lane_[l]));
     if (ended) end_and_refill(l);
   }
 
@@ -243,6 +253,7 @@ class LaneGroup {
       const double* s = lane_[l]->state();
       for (int k = 0; k < N; ++k) f.q[k * kW + l] = s[k];
       f.t[l] = lane_[l]->time();
+      f.t_carry[l] = lane_[l]->time_carry();
       if constexpr (Sens) {
         const auto& tg = lane_[l]->affine_tangent();
         if (matrices_mode_[l] != f.mode) {  // functions of the row and the mode only
@@ -297,14 +308,14 @@ class LaneGroup {
   }
 
   // Lane l's state after its free steps (and with Sens their tangent) back to its trajectory.
-  bool resume(int l, const double* ql, double tl, const double* Y, int steps) {
+  bool resume(int l, const double* ql, double tl, double t_carry, const double* Y, int steps) {
     if constexpr (Sens) {
       double Yl[N * W];
       for (int i = 0; i < N; ++i)
         for (int f = 0; f < F; ++f) Yl[i * W + N + f] = Y[(i * W + N + f) * kW + l];
-      return lane_[l]->resume(ql, tl, Yl, steps);
+      return lane_[l]->resume(ql, tl, t_carry, Yl, steps);
     } else {
-      return lane_[l]->resume(ql, tl);
+      return lane_[l]->resume(ql, tl, t_carry);
     }
   }
 

@@ -293,6 +293,16 @@ TEST_P(Thermostat, SwitchingTimesClosedForm) {
   }
 }
 
+TEST_P(Thermostat, TimeDoesNotDriftOverManySmallSteps) {
+  // 95,000 steps of 1e-4, a step binary cannot hold: summed plainly, the time drifts by about
+  // 1e-11 by t = 9.5; summed with compensation (core/clock.hpp), the switch stays on its closed form.
+  saltation::Thermostat m;  // starts On
+  const double T0 = 19, Te = 18, tau = 17, Q = 8, Tl = 20, Th = 22;
+  const Result r = solve_on(backend(), m, {{T0, Te, tau, Q, Tl, Th}}, opts(10.0, 1e-4));
+  ASSERT_GE(r.n_events[0], 1);
+  EXPECT_NEAR(r.event_time(0, 0), tau * std::log((T0 - Te - Q) / (Th - Te - Q)), 1e-12);
+}
+
 TEST_P(Thermostat, InitialModeOffFromConfig) {
   saltation::Thermostat m;
   m.initial_mode = saltation::Thermostat::Off;

@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "saltation/config.hpp"
+#include "saltation/core/clock.hpp"
 #include "saltation/core/guards.hpp"
 #include "saltation/core/jump.hpp"
 #include "saltation/core/locate.hpp"
@@ -108,7 +109,11 @@ class Trajectory {
     if (end.f_known)
       for (int k = 0; k < N; ++k) f_left_[k] = end.f[k];
     f_left_known_ = end.f_known;
-    t_ = last ? o_.t_final : t_ + h;
+    if (last) {
+      t_ = o_.t_final;
+    } else {
+      advance_time(t_, t_carry_, h);
+    }
     return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
   }
 
@@ -132,8 +137,9 @@ class Trajectory {
   }
 
   // For a driver that advances several trajectories' free flight at once (the CPU's SIMD lanes,
-  // src/cpu_lanes.cpp) and holds their states meanwhile: it takes the state, mode and time, and
-  // then, while full_step_next(), steps of dt by rk4_step from the state q0 it holds to q1, each
+  // src/cpu_lanes.cpp) and holds their states meanwhile: it takes the state, mode and time (with
+  // its carry, advanced by advance_time), and then, while full_step_next(), steps of dt by
+  // rk4_step from the state q0 it holds to q1, each
   // one only where step() would take it without a guard evaluation (q1 finite, which the driver
   // checks, and guards_excluded(q0, q1)); resume() hands the state back after one or more such
   // steps (not after none: it marks the guards at the state unknown), and is true when t_final
@@ -145,23 +151,24 @@ class Trajectory {
   SALTATION_HD const double* state() const { return q_; }
   SALTATION_HD int mode() const { return mode_; }
   SALTATION_HD double time() const { return t_; }
+  SALTATION_HD double time_carry() const { return t_carry_; }  // advance_time's (clock.hpp)
   SALTATION_HD bool full_step_next() const { return !last_step_from(t_); }
   SALTATION_HD bool guards_excluded(const double* q0, const double* q1) const { return all_guards_excluded(q0, q1); }
-  SALTATION_HD bool resume(const double* q, double t) {
-    static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, Y, steps)");
-    return resume_state(q, t);
+  SALTATION_HD bool resume(const double* q, double t, double t_carry) {
+    static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, t_carry, Y, steps)");
+    return resume_state(q, t, t_carry);
   }
   SALTATION_HD const Tangents<Model, Sens>& affine_tangent() {
     static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
     tan_.ready_affine(m_, mode_, th_, o_.dt);
     return tan_;
   }
-  SALTATION_HD bool resume(const double* q, double t, const double* Y, int steps) {
+  SALTATION_HD bool resume(const double* q, double t, double t_carry, const double* Y, int steps) {
     static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
     for (int i = 0; i < N; ++i)
       for (int f = 0; f < Model::F; ++f) tan_.Y[i * kWidth + N + f] = Y[i * kWidth + N + f];
     tan_.pending += steps;
-    return resume_state(q, t);
+    return resume_state(q, t, t_carry);
   }
 
  private:
@@ -169,9 +176,10 @@ class Trajectory {
   SALTATION_HD bool last_step_from(double t) const { return o_.t_final - t <= o_.dt; }
   SALTATION_HD double step_length_from(double t) const { return last_step_from(t) ? o_.t_final - t : o_.dt; }
 
-  SALTATION_HD bool resume_state(const double* q, double t) {
+  SALTATION_HD bool resume_state(const double* q, double t, double t_carry) {
     for (int k = 0; k < N; ++k) q_[k] = q[k];
     t_ = t;
+    t_carry_ = t_carry;
     g_left_known_ = false;
     f_left_known_ = false;
     departing_ = -1;
@@ -231,6 +239,7 @@ class Trajectory {
     for (int k = 0; k < N; ++k) q_[k] = q_plus[k];
     mode_ = mode_plus;
     t_ = t_e;
+    t_carry_ = 0.0;
     refresh_guards(j);
     f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
@@ -550,7 +559,7 @@ class Trajectory {
   const Output out_;
   double q_[N];
   int mode_ = 0;
-  double t_ = 0.0;
+  double t_ = 0.0, t_carry_ = 0.0;  // the time, a compensated sum of the steps (clock.hpp)
   double g_left_[M];
   bool g_left_known_ = false;  // false after a step the guard bound skipped
   double f_left_[N];           // the flow at q_, when f_left_known_ (the screened probes' first stage)
