@@ -327,7 +327,9 @@ class Trajectory {
   SALTATION_HD bool scan_step(double h, StepEnd& end, Bracket& br) {
     const int departing = departing_;
     departing_ = -1;
-    const bool screened = o_.probes > 0;
+    // A model with a guard bound reaches the probes only near its guards, where the screen would
+    // seldom clear a step: there it would cost registers (on the GPU) and buy nothing.
+    const bool screened = o_.probes > 0 && !has_guard_exclusion<Model>::value;
     if (screened && !f_left_known_) {
       m_.flow(q_, mode_, th_, f_left_);
       f_left_known_ = true;
