@@ -37,16 +37,20 @@ inline saltation::Batch uniform_rows(std::size_t n, const std::vector<double>& l
   return b;
 }
 
-// The best of `repeats` CPU solves; `model` is an AnyModel (a model file's) or a model type.
+// A CPU solve of `model`: an AnyModel (a model file's) or a model type.
+template <class Model>
+saltation::Result solve_cpu(const Model& model, const saltation::Batch& batch, const saltation::Options& options) {
+  if constexpr (std::is_same_v<Model, saltation::AnyModel>) return model.solve(batch, options, saltation::Backend::Cpu);
+  else return saltation::solve(model, batch, options, saltation::Backend::Cpu);
+}
+
+// The best of `repeats` CPU solves.
 template <class Model>
 double best_seconds(const Model& model, const saltation::Batch& batch, const saltation::Options& options, int repeats) {
   double best = 1e300;
   for (int r = 0; r < repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    saltation::Result result;
-    if constexpr (std::is_same_v<Model, saltation::AnyModel>)
-      result = model.solve(batch, options, saltation::Backend::Cpu);
-    else result = saltation::solve(model, batch, options, saltation::Backend::Cpu);
+    solve_cpu(model, batch, options);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return best;

@@ -41,10 +41,7 @@ void measure(const char* name, const Model& model, const saltation::Batch& batch
     for (int k = 0; k < 2; ++k) {
       const saltation::Options o = options(k == 0 ? 0 : 3, sens);
       ns[k] = 1e9 * saltation_bench::best_seconds(model, batch, o, repeats) / steps;
-      saltation::Result r;
-      if constexpr (std::is_same_v<Model, saltation::AnyModel>) r = model.solve(batch, o, saltation::Backend::Cpu);
-      else r = saltation::solve(model, batch, o, saltation::Backend::Cpu);
-      events[k] = total_events(r);
+      events[k] = total_events(saltation_bench::solve_cpu(model, batch, o));
     }
     std::printf(
         "%-16s %-13s n=%zu: probes 0 %.1f ns/step (%ld events), probes 3 %.1f ns/step (%ld events), ratio %.3f\n", name,
