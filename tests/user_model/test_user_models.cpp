@@ -319,7 +319,8 @@ TEST(UserModelFile, StudyOverTheHopperRunsThroughTheCli) {
   by_index["objectives"][2]["event_state"] = {{"event", 1}, {"state", "v"}};
   const fs::path study = g_scratch / "hopper_by_index.json", out_by_index = g_scratch / "hopper_by_index";
   std::ofstream(study) << by_index.dump();
-  ASSERT_EQ(run_cli("sweep '" + study.string() + "' --out '" + out_by_index.string() + "' --samples 2000").exit_code, 0);
+  ASSERT_EQ(run_cli("sweep '" + study.string() + "' --out '" + out_by_index.string() + "' --samples 2000").exit_code,
+            0);
   std::ifstream in_by_index(out_by_index / "summary.json");
   const json summary_by_index = json::parse(in_by_index);
   for (const char* name : {"touchdown_time", "liftoff_time", "liftoff_velocity"})
