@@ -55,6 +55,11 @@ class AnyModel {
   // The backend a run asking for `requested` uses (ModelDrivers::backend_for): what results and
   // their provenance name.
   Backend backend_for(Backend requested) const { return drivers_->backend_for(requested); }
+  // ModelDrivers::impact_speeds: trajectory i's events' normal speeds and their derivatives.
+  void impact_speeds(const Result& record, std::size_t i, RowParams theta, const std::vector<int>& parameters,
+                     double* speed, double* slope) const {
+    drivers_->impact_speeds(record, i, theta, parameters, speed, slope);
+  }
 
  private:
   std::shared_ptr<const ModelDrivers> drivers_;

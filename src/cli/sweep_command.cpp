@@ -74,7 +74,6 @@ std::string gradient_text(const std::string& param, const json& g) {
     const json& d = g.at("discontinuity");
     t << "; discontinuous near " << fixed(100.0 * d.at("fraction").get<double>()) << " % of samples, boundary term "
       << fixed(d.at("boundary_term")) << " +- " << fixed(d.at("boundary_term_std_error"));
-    if (d.contains("unseen")) t << " (not seen: settling at v_stop)";
   }
   if (g.contains("likelihood_ratio"))
     t << "; likelihood ratio " << fixed(g.at("likelihood_ratio").at("mean")) << " +- "

@@ -48,6 +48,55 @@ int for_each_crossing(const Result& r, std::size_t i, const Objective& o, F&& f)
   return -1;
 }
 
+// Calls f(c, J_c) for each recorded event c of trajectory i that went on (settling was possible
+// there), J_c = o as recorded minus o had the run settled at c: c + 1 events, status settled,
+// qf = q+_c; 1 for an objective read at a later event, which would not exist. Returns the event
+// the trajectory settled at when o depends on whether it did (-1 when not).
+template <class F>
+int for_each_settling_crossing(const Result& r, std::size_t i, const Objective& o, F&& f) {
+  const Status s = r.status_of(i);
+  if (s == Status::NonFinite) return -1;
+  const int recorded = std::min(r.n_events[i], r.C);
+  const int settled_at = s == Status::Settled && recorded == r.n_events[i] ? recorded - 1 : -1;
+  auto is = [](bool b) { return b ? 1.0 : 0.0; };
+  if (!o.jumps_in_value()) {
+    const int read = objective_event(r, i, o, recorded);
+    if (read < recorded)
+      for (int c = 0; c < read; ++c) f(c, 1.0);
+    return -1;
+  }
+  for (int c = 0; c < recorded; ++c) {
+    if (c == settled_at) continue;
+    switch (o.kind) {
+      case ObjectiveKind::EventCount: f(c, static_cast<double>(r.n_events[i] - (c + 1))); break;
+      case ObjectiveKind::FinalState: f(c, r.qf_of(i, o.state) - r.event_q_plus(i, c, o.state)); break;
+      case ObjectiveKind::StatusIs:
+        f(c, is(static_cast<int>(s) == o.status) - is(o.status == static_cast<int>(Status::Settled)));
+        break;
+      default: break;
+    }
+  }
+  return settled_at;
+}
+
+// h = s n^(-1/3), s the sample standard deviation of the pilot trajectories' smallest margins
+// (smallest(i): trajectory i's, infinite when it has none), `spread` where fewer than two have one.
+template <class Smallest>
+double bandwidth_from_pilot(const Result& pilot, Smallest&& smallest, double spread, std::uint64_t samples) {
+  double count = 0.0, mean = 0.0, comoment = 0.0;  // Welford
+  for (std::size_t i = 0; i < pilot.n; ++i) {
+    if (pilot.status_of(i) == Status::InvalidInput) continue;
+    const double m = smallest(i);
+    if (!std::isfinite(m)) continue;
+    count += 1.0;
+    const double d = m - mean;
+    mean += d / count;
+    comoment += d * (m - mean);
+  }
+  if (count >= 2.0 && comoment > 0.0) spread = std::sqrt(comoment / (count - 1.0));
+  return spread * std::cbrt(1.0 / static_cast<double>(samples));
+}
+
 }  // namespace
 
 double boundary_kernel(double margin, double bandwidth) {
@@ -56,25 +105,41 @@ double boundary_kernel(double margin, double bandwidth) {
 }
 
 void boundary_terms(const Result& r, std::size_t i, const Objective& o, const std::vector<int>& parameters,
-                    const double* slopes, double t_final, double h, double* z, double* near) {
+                    const double* slopes, double t_final, double h, const Settling& settling, double* z, double* near) {
   const std::size_t D = parameters.size();
   std::fill(z, z + D, 0.0);
   std::fill(near, near + D, 0.0);
   if (r.status_of(i) == Status::InvalidInput) return;
-  const int last = for_each_crossing(r, i, o, [&](int c, double jump) {
-    const double margin = t_final - r.event_time(i, c);
-    if (!(margin < h) || jump == 0.0) return;
-    const double kernel = boundary_kernel(margin, h);
-    // A grazing event's time has no derivative (DESIGN.md section 3): it is a discontinuity, below,
-    // without a boundary term.
+  // Event c's term: K(margin) (d margin / dtheta_d) J, the margin within [0, width) of its
+  // threshold. A grazing event's derivatives do not exist (DESIGN.md section 3): it is a
+  // discontinuity, below, without a boundary term.
+  auto add_term = [&](int c, double margin, double width, double jump, auto&& margin_rate) {
+    if (!(margin < width) || jump == 0.0) return;
+    const double kernel = boundary_kernel(margin, width);
     const bool grazing = r.ev_flags[static_cast<std::size_t>(c) * r.n + i] & EventGrazing;
     for (std::size_t d = 0; d < D; ++d) {
-      const double dt = slopes[d] * r.event_dt(i, c, parameters[d]);
-      if (dt == 0.0) continue;
+      const double rate = margin_rate(d);
+      if (rate == 0.0) continue;
       near[d] = 1.0;
-      if (std::isfinite(dt) && !grazing) z[d] += kernel * -dt * jump;
+      if (std::isfinite(rate) && !grazing) z[d] += kernel * rate * jump;
     }
+  };
+  const int last = for_each_crossing(r, i, o, [&](int c, double jump) {
+    add_term(c, t_final - r.event_time(i, c), h, jump,
+             [&](std::size_t d) { return -slopes[d] * r.event_dt(i, c, parameters[d]); });
   });
+  if (settling.v_stop > 0.0) {
+    auto speed_rate = [&](int c) {
+      return [&, c](std::size_t d) { return slopes[d] * settling.slope[static_cast<std::size_t>(c) * D + d]; };
+    };
+    const int settled_at = for_each_settling_crossing(r, i, o, [&](int c, double jump) {
+      add_term(c, settling.speed[c] - settling.v_stop, settling.bandwidth, jump, speed_rate(c));
+    });
+    // The other side: the event it settled at might go on. What would follow was never integrated.
+    if (settled_at >= 0 && settling.v_stop - settling.speed[settled_at] < settling.bandwidth)
+      for (std::size_t d = 0; d < D; ++d)
+        if (speed_rate(settled_at)(d) != 0.0) near[d] = 1.0;
+  }
   // A grazing event may vanish (or a new one appear) under any change of theta; a trajectory
   // truncated near t_final (capacity, Zeno, a non-finite state) ends otherwise past it. Neither
   // has a boundary term the records can estimate: they count as discontinuities only.
@@ -100,22 +165,26 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
 }
 
 double pilot_bandwidth(const Result& pilot, const Objective& o, double t_final, std::uint64_t samples) {
-  double count = 0.0, mean = 0.0, comoment = 0.0;  // Welford over the pilot trajectories' smallest margins
-  for (std::size_t i = 0; i < pilot.n; ++i) {
-    if (pilot.status_of(i) == Status::InvalidInput) continue;
-    double smallest = HUGE_VAL;
+  auto smallest = [&](std::size_t i) {
+    double m = HUGE_VAL;
     for_each_crossing(pilot, i, o, [&](int c, double jump) {
-      if (jump != 0.0) smallest = std::min(smallest, t_final - pilot.event_time(i, c));
+      if (jump != 0.0) m = std::min(m, t_final - pilot.event_time(i, c));
     });
-    if (!std::isfinite(smallest)) continue;
-    count += 1.0;
-    const double d = smallest - mean;
-    mean += d / count;
-    comoment += d * (smallest - mean);
-  }
-  const double spread =
-      count >= 2.0 && comoment > 0.0 ? std::sqrt(comoment / (count - 1.0)) : t_final / std::sqrt(12.0);
-  return spread * std::cbrt(1.0 / static_cast<double>(samples));
+    return m;
+  };
+  return bandwidth_from_pilot(pilot, smallest, t_final / std::sqrt(12.0), samples);
+}
+
+double pilot_speed_bandwidth(const Result& pilot, const std::vector<std::vector<double>>& speeds, const Objective& o,
+                             double v_stop, std::uint64_t samples) {
+  auto smallest = [&](std::size_t i) {
+    double m = HUGE_VAL;
+    for_each_settling_crossing(pilot, i, o, [&](int c, double jump) {
+      if (jump != 0.0) m = std::min(m, speeds[i][c] - v_stop);
+    });
+    return m;
+  };
+  return bandwidth_from_pilot(pilot, smallest, v_stop / std::sqrt(12.0), samples);
 }
 
 }  // namespace saltation::sweep

@@ -56,6 +56,7 @@ ObjectiveColumns objective_columns(const json& header, std::size_t o) {
   c.jumps_in_value = !definition.contains("user_inputs") && traits_of(definition).jumps_at_horizon;
   if (c.boundary) {
     c.bandwidth = definition.at("bandwidth").get<double>();
+    c.speed_bandwidth = definition.value("speed_bandwidth", 0.0);
     c.estimator = definition.at("gradient") == "corrected" ? GradientEstimator::Corrected : GradientEstimator::Pathwise;
   }
   return c;

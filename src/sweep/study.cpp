@@ -121,6 +121,10 @@ Objective parse_objective(const json& v, const std::string& where, const ModelIn
   ob.bandwidth = o.number("bandwidth", 0.0);
   if (o.has("bandwidth") && !(std::isfinite(ob.bandwidth) && ob.bandwidth > 0.0))
     throw InvalidInput(o.path("bandwidth"), -1, "must be a positive time (the boundary kernel's width, docs/sweep.md)");
+  ob.speed_bandwidth = o.number("speed_bandwidth", 0.0);
+  if (o.has("speed_bandwidth") && !(std::isfinite(ob.speed_bandwidth) && ob.speed_bandwidth > 0.0))
+    throw InvalidInput(o.path("speed_bandwidth"), -1,
+                       "must be a positive speed (settling's boundary kernel's width, docs/sweep.md)");
   o.reject_unknown("an objective");
   return ob;
 }
@@ -543,7 +547,8 @@ struct Evaluator {
   std::vector<int> design;  // the solves' sensitivity parameters (sensitivity_parameters)
   int n_factors = 0;
   int nominal_events = 0;
-  std::vector<double> bandwidths{};  // per built-in objective, with records (run_pilot)
+  std::vector<double> bandwidths{};        // per built-in objective, with records (run_pilot)
+  std::vector<double> speed_bandwidths{};  // the same for settling's kernel, with options.v_stop > 0
   Sampler sampler{study};
   std::vector<std::vector<std::size_t>> users = user_inputs(study);
   // The referee's samplers of the distribution designs: per design, the study with its field
@@ -555,6 +560,7 @@ struct Evaluator {
   int referee_rows() const { return study.gradient_check_delta > 0.0 ? 2 * n_gradients() : 0; }
   int rows_per_sample() const { return saltelli_rows() + referee_rows(); }
   bool records() const { return records_events(study); }
+  bool settles() const { return records() && options.v_stop > 0.0; }
 
   int n_design() const { return static_cast<int>(design.size()); }
   int n_gradients() const { return study.n_gradients(); }
@@ -593,14 +599,18 @@ struct Evaluator {
     std::vector<double> slopes(G);
     std::vector<int> parameters(G);
     for (int j = 0; j < G; ++j) slopes[j] = slope(t, b, j), parameters[j] = gradient_parameter(j);
+    std::vector<double> speeds, speed_slopes;
+    if (settles()) event_speeds(t, b, parameters, speeds, speed_slopes);
     for (std::size_t o = 0; o < study.objectives.size(); ++o) {
       const double value = t.obs.value(b, value_row(o));
       *out++ = value;
       if (study.objectives[o].differentiable())
         for (int j = 0; j < G; ++j) *out++ = slopes[j] * t.obs.value(b, derivative_row(o, j));
       if (records()) {
-        boundary_terms(t.record, b, study.objectives[o], parameters, slopes.data(), options.t_final, bandwidths[o], out,
-                       out + G);
+        const Settling settling =
+            settles() ? Settling{options.v_stop, speed_bandwidths[o], speeds.data(), speed_slopes.data()} : Settling{};
+        boundary_terms(t.record, b, study.objectives[o], parameters, slopes.data(), options.t_final, bandwidths[o],
+                       settling, out, out + G);
         out += 2 * G;
       }
       out = put_scores(t, b, value, out);
@@ -618,6 +628,13 @@ struct Evaluator {
         }
       out = put_scores(t, b, value, out);
     }
+  }
+  // The normal speeds of plain sample b's recorded events and their derivatives by `parameters`.
+  void event_speeds(const Trajectories& t, std::size_t b, const std::vector<int>& parameters,
+                    std::vector<double>& speeds, std::vector<double>& slopes) const {
+    speeds.assign(static_cast<std::size_t>(t.record.C), 0.0);
+    slopes.assign(static_cast<std::size_t>(t.record.C) * parameters.size(), 0.0);
+    model.impact_speeds(t.record, b, RowParams{&t.batch.theta[b], t.batch.n}, parameters, speeds.data(), slopes.data());
   }
   // Per distribution design: its score at the sample and L times it (0 where it has none).
   double* put_scores(const Trajectories& t, std::size_t b, double value, double* out) const {
@@ -822,6 +839,7 @@ json study_header(const Evaluator& ev, const Batch& nominal_row, const Observati
     if (!ev.records()) continue;
     objectives.back()["gradient"] = estimator_name(study.objectives[o].gradient);
     objectives.back()["bandwidth"] = ev.bandwidths[o];
+    if (ev.settles()) objectives.back()["speed_bandwidth"] = ev.speed_bandwidths[o];
   }
   for (const UserObjective& u : study.user_objectives)
     objectives.push_back({{"name", u.name}, {"user_inputs", u.inputs}});
@@ -897,7 +915,17 @@ std::vector<HistogramRange> run_pilot(Evaluator& ev) {
     for (const Objective& o : ev.study.objectives)
       ev.bandwidths.push_back(o.bandwidth > 0.0 ? o.bandwidth
                                                 : pilot_bandwidth(t.record, o, ev.options.t_final, ev.study.samples));
+  if (ev.settles()) {
+    std::vector<std::vector<double>> speeds(pilot);
+    std::vector<double> no_slopes;
+    for (std::uint64_t i = 0; i < pilot; ++i) ev.event_speeds(t, i, {}, speeds[i], no_slopes);
+    for (const Objective& o : ev.study.objectives)
+      ev.speed_bandwidths.push_back(
+          o.speed_bandwidth > 0.0 ? o.speed_bandwidth
+                                  : pilot_speed_bandwidth(t.record, speeds, o, ev.options.v_stop, ev.study.samples));
+  }
   plain.bandwidths = ev.bandwidths;
+  plain.speed_bandwidths = ev.speed_bandwidths;
   const int width = plain.objective_width();
   std::vector<double> rows(static_cast<std::size_t>(pilot) * width);
   for (std::uint64_t i = 0; i < pilot; ++i) plain.objective_rows(t, i, rows.data() + i * width);
@@ -1080,10 +1108,7 @@ json gradient_json(const OutputSummary& s, const ObjectiveColumns& columns, cons
                             {"boundary_term", p.boundary.mean},
                             {"boundary_term_std_error", p.boundary.std_error},
                             {"bandwidth", columns.bandwidth}};
-      // Settling is decided by the impact's normal speed against v_stop, which the records do not
-      // hold: a trajectory may stop at another event as theta moves, unseen by the diagnostic.
-      if (header.at("options").at("v_stop").get<double>() > 0.0)
-        j["discontinuity"]["unseen"] = "settling (options.v_stop): the normal-speed threshold is not recorded";
+      if (columns.speed_bandwidth > 0.0) j["discontinuity"]["speed_bandwidth"] = columns.speed_bandwidth;
     }
     if (p.has_referee) {
       j["referee"] = estimate_json(p.referee);

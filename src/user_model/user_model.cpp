@@ -47,6 +47,11 @@ class CompiledModel final : public ModelDrivers {
     drivers(requested);
     return requested;
   }
+  void impact_speeds(const Result& record, std::size_t i, RowParams theta, const std::vector<int>& parameters,
+                     double* speed, double* slope) const override {
+    Backend host = Backend::Cpu;
+    drivers(host).impact_speeds(record, i, theta, parameters, speed, slope);
+  }
 
  private:
   // The drivers for `backend`, resolved to Cpu or Cuda in place. Auto with a device but no nvcc

@@ -47,14 +47,16 @@ double velocity_at_T(double h0, double e) {
   return g * (std::pow(e, n) * t1 - (T - t1 * S(n, e)));
 }
 
-// The integral of f over [low, high], f smooth between the critical heights at e: Gauss-Legendre
-// on 64 panels of each smooth piece, exact to rounding for these integrands.
-double integral(const std::function<double(double)>& f, double e, double low, double high) {
+// The integral of f over [low, high], f smooth between the critical heights at e and the `cuts`:
+// Gauss-Legendre on 64 panels of each smooth piece, exact to rounding for these integrands.
+double integral(const std::function<double(double)>& f, double e, double low, double high,
+                std::vector<double> cuts = {}) {
   static const std::array<double, 5> x = {0.0, 0.5384693101056831, -0.5384693101056831, 0.9061798459386640,
                                           -0.9061798459386640};
   static const std::array<double, 5> w = {0.5688888888888889, 0.4786286704993665, 0.4786286704993665,
                                           0.2369268850561891, 0.2369268850561891};
-  std::vector<double> cuts = {low};
+  cuts.erase(std::remove_if(cuts.begin(), cuts.end(), [&](double x) { return !(x > low && x < high); }), cuts.end());
+  cuts.push_back(low);
   for (int n = 1; n < 60; ++n)
     if (critical_height(n, e) > low && critical_height(n, e) < high) cuts.push_back(critical_height(n, e));
   cuts.push_back(high);
@@ -70,7 +72,36 @@ double integral(const std::function<double(double)>& f, double e, double low, do
 }
 
 // E over h0 ~ U(a, b) of f(h0).
-double expectation(const std::function<double(double)>& f, double e) { return integral(f, e, a, b) / (b - a); }
+double expectation(const std::function<double(double)>& f, double e, std::vector<double> cuts = {}) {
+  return integral(f, e, a, b, std::move(cuts)) / (b - a);
+}
+
+// With v_stop the ball settles at its first impact n slower than v_stop, e^(n-1) g t1 < v_stop,
+// and ends there with v = e^n g t1 (the post-event state), if that impact comes before T. The
+// speed of impact n equals v_stop at h0 = v_stop^2 / (2 g e^(2(n-1))).
+struct Ending {
+  int impacts;
+  bool settled;
+  double v;
+};
+Ending ending(double h0, double e, double v_stop) {
+  const double t1 = std::sqrt(2.0 * h0 / g);
+  for (int n = 1; n < 60; ++n) {
+    if (!(h0 < critical_height(n, e))) return {n - 1, false, velocity_at_T(h0, e)};
+    if (std::pow(e, n - 1) * g * t1 < v_stop) return {n, true, std::pow(e, n) * g * t1};
+  }
+  return {60, false, 0.0};
+}
+double settling_expectation(const std::function<double(const Ending&)>& f, double e, double v_stop) {
+  std::vector<double> cuts;
+  for (int n = 1; n < 60; ++n) cuts.push_back(v_stop * v_stop / (2.0 * g * std::pow(e, 2.0 * (n - 1))));
+  return expectation([&](double h0) { return f(ending(h0, e, v_stop)); }, e, cuts);
+}
+// d/de of it by a central difference (each piece smooth in e, its ends exact).
+double settling_gradient(const std::function<double(const Ending&)>& f, double e, double v_stop) {
+  const double step = 1e-5;
+  return (settling_expectation(f, e + step, v_stop) - settling_expectation(f, e - step, v_stop)) / (2.0 * step);
+}
 
 // E over h0 ~ N(mu, sigma) of f(h0) (the mass beyond 7 sigma, 3e-12, left out; h0 stays > 0).
 double normal_expectation(const std::function<double(double)>& f, double mu, double sigma) {
@@ -272,6 +303,109 @@ TEST(Gradients, BallEstimatorsAgainstClosedForms) {
   expect_within(t2.at("referee"), dt2, "dE[t2]/de referee");
 }
 
+// Settling at v_stop = 2 with e = 0.75: samples below h0 = 1.145 settle at their fourth impact,
+// the rest at their fifth if it comes before T (h0 < 1.696), else finish with four. dE[N]/de has
+// two boundary terms: the fifth impact crossing T (-7.8) and the fourth impact's speed crossing
+// v_stop (+9.2). P(settled) has the first only (settling at the fourth or the fifth is the same
+// status); v(T) jumps at both.
+TEST(Gradients, SettlingAtVStopAgainstClosedForms) {
+  const double v_stop = 2.0, e = 0.75;
+  json study = ball_study(16384);
+  study["options"]["v_stop"] = v_stop;
+  study["parameters"]["e"] = {{"design", e}};
+  study["objectives"] = json::parse(R"([{"name": "bounces", "event_count": true},
+                                        {"name": "settled", "status": "settled"},
+                                        {"name": "v", "final_state": "v"},
+                                        {"name": "t2", "event_time": 1}])");
+  const json s = run_summary(study);
+  const json& objectives = s.at("objectives");
+  EXPECT_NEAR(objectives.at("bounces").at("mean").get<double>(),
+              settling_expectation([](const Ending& x) { return x.impacts; }, e, v_stop), 0.05);
+
+  const struct {
+    const char* name;
+    std::function<double(const Ending&)> f;
+  } cases[] = {{"bounces", [](const Ending& x) { return double(x.impacts); }},
+               {"settled", [](const Ending& x) { return x.settled ? 1.0 : 0.0; }},
+               {"v", [](const Ending& x) { return x.v; }}};
+  for (const auto& c : cases) {
+    const json& grad = objectives.at(c.name).at("gradient").at("e");
+    const double exact = settling_gradient(c.f, e, v_stop);
+    expect_within(grad.at("corrected"), exact, std::string("v_stop: dE[") + c.name + "]/de corrected");
+    expect_within(grad.at("referee"), exact, std::string("v_stop: dE[") + c.name + "]/de referee");
+    EXPECT_TRUE(grad.at("referee").at("agrees").get<bool>()) << c.name;
+    EXPECT_GT(grad.at("discontinuity").at("fraction").get<double>(), 0.0) << c.name;
+    EXPECT_GT(grad.at("discontinuity").at("speed_bandwidth").get<double>(), 0.0) << c.name;
+  }
+  // The settling term alone: dE[N]/de without it would be the horizon's -7.8.
+  const json& bounces = objectives.at("bounces").at("gradient").at("e").at("corrected");
+  EXPECT_GT(bounces.at("mean").get<double>() + 7.8, 4.0 * bounces.at("std_error").get<double>());
+
+  // The second impact exists in every sample and no settling comes before it: no boundary.
+  const json& t2 = objectives.at("t2").at("gradient").at("e");
+  EXPECT_EQ(t2.at("discontinuity").at("fraction").get<double>(), 0.0);
+  EXPECT_EQ(t2.at("corrected").at("mean"), t2.at("pathwise").at("mean"));
+}
+
+// The settling terms of boundary_terms on a hand-made record: a two-state system that settled at
+// its third event, far from t_final.
+TEST(Gradients, SettlingTermsOfOneRecord) {
+  Result r(1, 2, 1, 4, true);
+  r.status[0] = static_cast<int>(Status::Settled);
+  r.n_events[0] = 3;
+  r.t_end[0] = 0.6;
+  r.qf[1] = 0.25;  // state 1 ends at 0.25, the third event's post-event state
+  const double q_plus[] = {0.5, 0.75, 0.25};
+  for (int c = 0; c < 3; ++c) {
+    r.ev_t[c] = 0.2 * (c + 1);
+    r.ev_guard[c] = 0;
+    r.ev_dt[c] = 1.0;
+    r.ev_q_plus[c * 2 + 1] = q_plus[c];
+  }
+  const double speed[] = {3.0, 2.05, 1.97}, speed_slope[] = {1.0, -4.0, 2.0};
+  const sweep::Settling settling{2.0, 0.1, speed, speed_slope};
+  const std::vector<int> parameters = {0};
+  const double slope = 0.5, t_final = 10.0, h = 0.05;
+  double z = 0.0, near = 0.0;
+  auto terms = [&](const sweep::Objective& o) {
+    sweep::boundary_terms(r, 0, o, parameters, &slope, t_final, h, settling, &z, &near);
+  };
+  const double kernel = sweep::boundary_kernel(0.05, 0.1);  // event 1's margin 2.05 - 2
+
+  sweep::Objective count;
+  count.kind = ObjectiveKind::EventCount;
+  terms(count);  // event 1 settling: 2 events instead of 3, J = 1; ds/dtheta = 0.5 * -4
+  EXPECT_NEAR(z, kernel * -2.0 * 1.0, 1e-12);
+  EXPECT_EQ(near, 1.0);
+
+  sweep::Objective v;
+  v.kind = ObjectiveKind::FinalState;
+  v.state = 1;
+  terms(v);  // settling at event 1 would end at its q+ = 0.75 instead of 0.25
+  EXPECT_NEAR(z, kernel * -2.0 * (0.25 - 0.75), 1e-12);
+
+  sweep::Objective settled;
+  settled.kind = ObjectiveKind::StatusIs;
+  settled.status = static_cast<int>(Status::Settled);
+  terms(settled);  // settled either way: no term; but event 2 (1.97) might go on
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 1.0);
+
+  sweep::Objective third;
+  third.kind = ObjectiveKind::EventTime;
+  third.event = 2;
+  terms(third);  // event 2 exists only while events 0 and 1 go on: J = 1 for event 1
+  EXPECT_NEAR(z, kernel * -2.0, 1e-12);
+  third.event = 1;
+  terms(third);  // event 1 exists whatever its own speed: only event 0 (margin 1, far) matters
+  EXPECT_EQ(z, 0.0);
+  EXPECT_EQ(near, 0.0);
+
+  r.status[0] = static_cast<int>(Status::Finished);  // the same events, having finished at t_final
+  terms(settled);                                    // settling at event 1 would make it settled: J = 0 - 1
+  EXPECT_NEAR(z, kernel * -2.0 * -1.0, 1e-12);
+}
+
 // Choosing the pathwise estimator reports it; the corrected one stays beside it.
 TEST(Gradients, EstimatorIsSelectablePerObjective) {
   json study = ball_study(4096);
@@ -398,7 +532,7 @@ TEST(Gradients, BoundaryTermsOfOneRecord) {
   const double slope = 3.0, h = 0.05;
   double z = 0.0, near = 0.0;
   auto terms = [&](const sweep::Objective& o) {
-    sweep::boundary_terms(r, 0, o, parameters, &slope, 1.0, h, &z, &near);
+    sweep::boundary_terms(r, 0, o, parameters, &slope, 1.0, h, sweep::Settling{}, &z, &near);
   };
 
   sweep::Objective count;

@@ -30,6 +30,7 @@ struct ObjectiveColumns {
   bool jumps_in_value = false;  // Objective::jumps_in_value
   GradientEstimator estimator = GradientEstimator::Pathwise;
   double bandwidth = 0.0;
+  double speed_bandwidth = 0.0;  // settling's (options.v_stop > 0), else 0
   int z(int d) const { return 1 + (pathwise ? n_design : 0) + d; }
   int near(int d) const { return z(d) + n_design; }
   int n_scores() const { return static_cast<int>(has_score.size()); }

@@ -34,7 +34,8 @@ enum class GradientEstimator { Pathwise, Corrected };
 struct Objective : ObjectiveSpec {
   std::string name;
   GradientEstimator gradient = GradientEstimator::Corrected;
-  double bandwidth = 0.0;  // of the boundary term's kernel; 0: from the pilot (boundary.hpp)
+  double bandwidth = 0.0;        // of the boundary term's kernel; 0: from the pilot (boundary.hpp)
+  double speed_bandwidth = 0.0;  // of settling's kernel in speed (options.v_stop); 0: from the pilot
   // Counts, statuses and states read at t_final jump in value when an event crosses t_final; an
   // objective read at event c ceases to exist instead (boundary.hpp).
   bool jumps_in_value() const { return traits().jumps_at_horizon; }
