@@ -97,6 +97,60 @@ __attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, in
   for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
 }
 
+// For a model without a guard bound: the flow at q for all W lanes (as lanes_rk4_step).
+template <class Model>
+__attribute__((flatten)) void lanes_flow(const Model& m, const double* q, int mode, const double* rows, double* f) {
+  constexpr int N = Model::N;
+  LaneVec qv[N], fv[N];
+  for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+  m.flow(qv, mode, LaneArray{rows}, fv);
+  for (int k = 0; k < N; ++k) hn::Store(fv[k].v, Tag(), f + k * kW);
+}
+
+// A guard value past its surface in the guard's (non-zero) direction, lane by lane (core::past_surface).
+inline LaneMask lanes_past_surface(int direction, const LaneVec& g) {
+  return direction < 0 ? g < LaneVec(0.0) : g > LaneVec(0.0);
+}
+
+// For a model without a guard bound: one RK4 step of dt for all W lanes from q with the flow f
+// there (as lanes_rk4_step), and the lanes whose step step() would take without a crossing: no
+// active guard past its surface at the step's end, nor, with probes, at the interior points of
+// its dense output (Trajectory::dense_output_clear, lane by lane; with no probes the end is what
+// step() tests). With probes the flow at the end goes to f_end (the next step's first stage).
+// Flattened as lanes_rk4_step.
+template <class Model>
+__attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const double* q, const double* f, int mode,
+                                                      const double* rows, double dt, int probes, double* q_end,
+                                                      double* f_end) {
+  constexpr int N = Model::N, M = Model::M;
+  const LaneArray th{rows};
+  LaneVec q0[N], f0[N], q1[N], f1[N];
+  for (int k = 0; k < N; ++k) {
+    q0[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+    f0[k] = LaneVec(hn::Load(Tag(), f + k * kW));
+  }
+  core::rk4_step_from(m, q0, f0, mode, th, dt, q1);
+  for (int k = 0; k < N; ++k) hn::Store(q1[k].v, Tag(), q_end + k * kW);
+  auto past_at = [&](const LaneVec* at) {
+    LaneMask past{hn::FirstN(Tag(), 0)};
+    for (int j = 0; j < M; ++j)
+      if (m.direction(j, mode) != 0) past = past || lanes_past_surface(m.direction(j, mode), m.guard(j, at, mode, th));
+    return past;
+  };
+  LaneMask past = past_at(q1);
+  if (probes > 0) {
+    m.flow(q1, mode, th, f1);
+    for (int k = 0; k < N; ++k) hn::Store(f1[k].v, Tag(), f_end + k * kW);
+    const int pieces = probes + 1;
+    for (int k = 1; k < pieces; ++k) {
+      LaneVec qs[N];
+      core::hermite_point<N>(static_cast<double>(k) / pieces, dt, q0, f0, q1, f1, qs);
+      past = past || past_at(qs);
+    }
+  }
+  return lane_bits(!past);
+}
+
 // core::advance_time for all W lanes. Flattened as lanes_rk4_step: a template compiled for the
 // baseline cannot take this target's vectors.
 __attribute__((flatten)) inline void lanes_advance_time(LaneVec& t, LaneVec& carry, double dt) {
@@ -176,27 +230,47 @@ class LaneGroup {
     HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {}, t_carry[kW] = {};
     HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
     HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
-    int steps[kW] = {};   // free steps lane l has taken since it boarded
-    unsigned flying = 0;  // bit l: lane l is flying
-    int mode = 0;         // the flying lanes' mode
+    // For a model without a guard bound, the flow at q (the step's first stage) and at q_end.
+    HWY_ALIGN double f[N * kW] = {}, f_end[N * kW] = {};
+    int steps[kW] = {};    // free steps lane l has taken since it boarded
+    unsigned flying = 0;   // bit l: lane l is flying
+    unsigned f_known = 0;  // bit l: f holds lane l's flow at its q
+    int mode = 0;          // the flying lanes' mode
   };
 
-  // One vector step of the flight; each lane keeps it where step() would take it without a guard
-  // evaluation (a full step, a finite end state, the guard bound). Lanes whose step was not free
-  // are grounded and take it alone; lanes that reached t_final are grounded and end. Returns the
-  // lanes that moved.
+  // One vector step of the flight; each lane keeps it where step() would take it without a
+  // crossing: a full step, a finite end state, and the guard bound ruling it out, or for a model
+  // without one the guards clear at its end and dense output (lanes_screened_step). Lanes whose
+  // step was not free are grounded and take it alone; lanes that reached t_final are grounded and
+  // end. Returns the lanes that moved.
   unsigned fly(Flight& f) {
     const Tag d;
     const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
-    lanes_rk4_step(m_, f.q, f.mode, rows_.get(), o_.dt, f.q_end);
+    unsigned clear = ~0u;
+    if constexpr (has_guard_exclusion<Model>::value) {
+      lanes_rk4_step(m_, f.q, f.mode, rows_.get(), o_.dt, f.q_end);
+    } else {
+      if (f.flying & ~f.f_known) lanes_flow(m_, f.q, f.mode, rows_.get(), f.f);
+      clear = lanes_screened_step(m_, f.q, f.f, f.mode, rows_.get(), o_.dt, o_.probes, f.q_end, f.f_end);
+    }
     if constexpr (Sens) lanes_flow_param_step<Model>(f.Phi, f.Psi, f.psi, f.q, f.Y, f.Y_end);
     auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, f.t)), dt);
     for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, f.q_end + k * kW)));
-    const unsigned free = free_lanes(bits(candidate) & f.flying, f.mode, f.q, f.q_end);
+    const unsigned free = free_lanes(bits(candidate) & f.flying & clear, f.mode, f.q, f.q_end);
     for (unsigned c = free; c; c &= c - 1) ++f.steps[__builtin_ctz(c)];
     const auto taken = mask(free);
     for (int k = 0; k < N; ++k)
       hn::Store(hn::IfThenElse(taken, hn::Load(d, f.q_end + k * kW), hn::Load(d, f.q + k * kW)), d, f.q + k * kW);
+    if constexpr (!has_guard_exclusion<Model>::value) {
+      // With probes the end's flow is the next step's first stage; without, it is formed then.
+      if (o_.probes > 0) {
+        for (int k = 0; k < N; ++k)
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, f.f_end + k * kW), hn::Load(d, f.f + k * kW)), d, f.f + k * kW);
+        f.f_known = f.flying;
+      } else {
+        f.f_known = 0;
+      }
+    }
     if constexpr (Sens) {
       for (int i = 0; i < N; ++i)
         for (int c = 0; c < F; ++c) {
@@ -266,6 +340,7 @@ class LaneGroup {
           for (int c = 0; c < F; ++c) f.Y[(i * W + N + c) * kW + l] = tg.Y[i * W + N + c];
       }
       f.flying |= 1u << l;
+      f.f_known &= ~(1u << l);
       f.steps[l] = 0;
     }
     return running;
@@ -277,11 +352,14 @@ class LaneGroup {
     return hn::LoadMaskBits(Tag(), b);
   }
 
-  // The candidates whose step the guard bound rules out. Flattened so that the model's bound is
+  // The candidates whose step the guard bound rules out (all of them for a model without one,
+  // whose candidates lanes_screened_step has screened). Flattened so that the model's bound is
   // inlined here (bench/README.md, "The guard bound in vectors").
   __attribute__((flatten)) unsigned free_lanes(unsigned candidates, int mode, const double* q,
                                                const double* q_end) const {
-    if constexpr (has_lane_guard_bound<Model>::value) {
+    if constexpr (!has_guard_exclusion<Model>::value) {
+      return candidates;
+    } else if constexpr (has_lane_guard_bound<Model>::value) {
       if (!candidates) return 0;
       LaneVec q0[N], q1[N];
       for (int k = 0; k < N; ++k) {

@@ -1,11 +1,13 @@
 // The CPU's SIMD lanes (cpu_lanes.hpp, docs/simd_lanes.md) against the scalar CPU driver
-// (cpu::solve, one trajectory per thread): every output array bitwise equal, for each terrain ball
-// the lanes are compiled for, each output policy, on each vector target this CPU has (AVX-512 and
+// (cpu::solve, one trajectory per thread): every output array bitwise equal, for each built-in
+// model (the terrain balls the lanes are compiled for, the bouncing ball, the thermostat), each
+// output policy, on each vector target this CPU has (AVX-512 and
 // AVX2 through SALTATION_SIMD), with 1 and 3 threads, over batches that mix bounces, settling,
 // Zeno chatter, event-capacity overflow, a blow-up to non-finite values, invalid rows, near-grazing
 // starts, free flight that never lands and a last step shorter than dt.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -101,16 +103,29 @@ std::vector<Options> option_sets() {
   return {settle, zeno, capacity};
 }
 
+// The same option sets with no interior probes and with three: a model without a guard bound
+// screens its free steps in vectors on the dense output, or at the end alone.
+std::vector<Options> probe_option_sets() {
+  std::vector<Options> sets;
+  for (int probes : {0, 3})
+    for (Options o : option_sets()) {
+      o.probes = probes;
+      sets.push_back(o);
+    }
+  return sets;
+}
+
 // Every output policy, lanes against the scalar driver, on each target and thread count, forward
 // and with sensitivities (the free steps' tangent in lanes; the observer's derivatives along three
-// parameters).
-template <class Model>
-void check_lanes(const Model& model, const Batch& batch) {
+// parameters); `exercised(full record, options)` checks what the batch went through.
+template <class Model, class Exercised>
+void check_lanes(const Model& model, const Batch& batch, const std::vector<Options>& option_list,
+                 Exercised&& exercised) {
   const std::vector<std::string> targets = lane_targets();
   if (targets.empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
   const std::vector<ObjectiveSpec> objectives = {
       {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
-  for (const Options& options : option_sets()) {
+  for (const Options& options : option_list) {
     for (const bool sens : {false, true}) {
       for (int threads : {1, 3}) {
         Options o = normalize_options(options);
@@ -141,22 +156,7 @@ void check_lanes(const Model& model, const Batch& batch) {
           expect_bitwise(lane_final, final_state);
           expect_bitwise(lane_observed, observed);
         }
-        // What the batch exercised (one option set shows each ending).
-        int ends[8] = {};
-        for (std::size_t i = 0; i < batch.n; ++i) ++ends[full.status[i]];
-        EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
-        if (Model::bumps > 0) {
-          EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
-        }
-        if (o.event_capacity == 3) {
-          EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
-        }
-        if (o.v_stop == 0.0 && o.event_capacity > 3) {
-          EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
-        }
-        if (o.v_stop > 0.0) {
-          EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
-        }
+        exercised(full, o);
         if (sens) {
           EXPECT_FALSE(full.dqf.empty());
         }
@@ -165,12 +165,112 @@ void check_lanes(const Model& model, const Batch& batch) {
   }
 }
 
+// How many trajectories of r ended with each status.
+std::vector<int> endings(const Result& r) {
+  std::vector<int> ends(8, 0);
+  for (std::size_t i = 0; i < r.n; ++i) ++ends[r.status[i]];
+  return ends;
+}
+
+// What the ball's and the terrain's batches go through (one option set shows each ending).
+void expect_impact_endings(const Result& full, const Options& o) {
+  const std::vector<int> ends = endings(full);
+  EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
+  EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+  if (o.event_capacity == 3) {
+    EXPECT_GT(ends[static_cast<int>(Status::EventCapacity)], 0);
+  }
+  if (o.v_stop == 0.0 && o.event_capacity > 3) {
+    EXPECT_GT(ends[static_cast<int>(Status::Zeno)], 0);
+  }
+  if (o.v_stop > 0.0) {
+    EXPECT_GT(ends[static_cast<int>(Status::Settled)], 0);
+  }
+}
+
+template <int K>
+void check_terrain(std::size_t n) {
+  check_lanes(TerrainBall<K>{}, mixed_batch<K>(n), option_sets(), [](const Result& full, const Options& o) {
+    if (K > 0) {
+      expect_impact_endings(full, o);
+    } else {  // no bumps, so no bump's width to make a row invalid
+      EXPECT_GT(endings(full)[static_cast<int>(Status::NonFinite)], 0);
+    }
+  });
+}
+
+// The bouncing ball's mixed batch: drops and throws that bounce, settle or chatter (e = 0), with
+// rows that blow up, rows out of the domain, a ball starting at rest on the ground and throws that
+// dip back to the ground within a step of their start.
+Batch ball_batch(std::size_t n) {
+  Batch b(n, BouncingBall::P);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = static_cast<double>(i) / n;
+    b.at(i, BouncingBall::H0) = 0.3 + 1.7 * u;
+    b.at(i, BouncingBall::V0) = 3.0 * std::sin(7.0 * i) - 1.0;
+    b.at(i, BouncingBall::E) = 0.5 + 0.45 * std::cos(3.0 * i) * std::cos(3.0 * i);
+    switch (i % 7) {
+      case 0: b.at(i, BouncingBall::E) = 0.0; break;  // stops dead at its first impact: Zeno or settled
+      case 1: b.at(i, BouncingBall::H0) = b.at(i, BouncingBall::V0) = 1e308; break;  // overflows
+      case 2: b.at(i, BouncingBall::E) = 1.5; break;                                 // invalid
+      case 3: b.at(i, BouncingBall::H0) = b.at(i, BouncingBall::V0) = 0.0; break;    // at rest on the ground
+      case 4:  // a shallow hop: back on the ground within one step
+        b.at(i, BouncingBall::H0) = 1e-6;
+        b.at(i, BouncingBall::V0) = 1e-3;
+        break;
+      default: break;
+    }
+  }
+  return b;
+}
+
+// The thermostat's mixed batch: switching On and Off between T_low and T_high, rows switching at
+// t = 0, rows that blow up (tau tiny, Q huge) and rows out of the domain.
+Batch thermostat_batch(std::size_t n) {
+  Batch b(n, Thermostat::P);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = static_cast<double>(i) / n;
+    b.at(i, Thermostat::T0) = 19.0 + 2.0 * u;
+    b.at(i, Thermostat::TEnv) = 10.0;
+    b.at(i, Thermostat::Tau) = 0.3 + 0.5 * std::cos(5.0 * i) * std::cos(5.0 * i);
+    b.at(i, Thermostat::Q) = 15.0 + 10.0 * u;
+    b.at(i, Thermostat::TLow) = 19.0;
+    b.at(i, Thermostat::THigh) = 21.0;
+    switch (i % 6) {
+      case 0: b.at(i, Thermostat::T0) = 25.0; break;  // On above T_high: switches Off at t = 0
+      case 1:                                         // overflows
+        b.at(i, Thermostat::Tau) = 1e-300;
+        b.at(i, Thermostat::Q) = 1e300;
+        break;
+      case 2: b.at(i, Thermostat::THigh) = 18.0; break;  // T_high below T_low: invalid
+      default: break;
+    }
+  }
+  return b;
+}
+
 }  // namespace
 
-TEST(SimdLanes, TerrainBallK0Bitwise) { check_lanes(TerrainBall<0>{}, mixed_batch<0>(61)); }
-TEST(SimdLanes, TerrainBallK3Bitwise) { check_lanes(TerrainBall<3>{}, mixed_batch<3>(61)); }
-TEST(SimdLanes, TerrainBallK24Bitwise) { check_lanes(TerrainBall<24>{}, mixed_batch<24>(61)); }
-TEST(SimdLanes, TerrainBallK192Bitwise) { check_lanes(TerrainBall<192>{}, mixed_batch<192>(29)); }
+TEST(SimdLanes, TerrainBallK0Bitwise) { check_terrain<0>(61); }
+TEST(SimdLanes, TerrainBallK3Bitwise) { check_terrain<3>(61); }
+TEST(SimdLanes, TerrainBallK24Bitwise) { check_terrain<24>(61); }
+TEST(SimdLanes, TerrainBallK192Bitwise) { check_terrain<192>(29); }
+
+// Models without a guard bound: free steps screened in vectors (guards at the end and, with
+// probes, on the dense output), with probes 0 and 3.
+TEST(SimdLanes, BouncingBallBitwise) {
+  check_lanes(BouncingBall{}, ball_batch(61), probe_option_sets(), expect_impact_endings);
+}
+TEST(SimdLanes, ThermostatBitwise) {
+  check_lanes(Thermostat{}, thermostat_batch(43), probe_option_sets(), [](const Result& full, const Options&) {
+    const std::vector<int> ends = endings(full);
+    EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
+    EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+    int switches = 0;
+    for (std::size_t i = 0; i < full.n; ++i) switches += full.n_events[i];
+    EXPECT_GT(switches, static_cast<int>(full.n));
+  });
+}
 
 // Launched high above the terrain: every step is free flight, taken in vectors, until t_final;
 // with sensitivities the tangent's pending full steps are all applied at the end.
@@ -204,8 +304,8 @@ TEST(SimdLanes, FreeFlightBitwise) {
 TEST(SimdLanes, Choice) {
   static_assert(has_cpu_lanes<TerrainBall<3>>::value && has_cpu_lanes<TerrainBall<192>>::value);
   static_assert(!has_cpu_lanes<TerrainBall<5>>::value, "only the built-in bump counts are compiled");
-  static_assert(!has_cpu_lanes<BouncingBall>::value && !has_cpu_lanes<Thermostat>::value,
-                "models without a guard bound take the scalar driver");
+  static_assert(has_cpu_lanes<BouncingBall>::value && has_cpu_lanes<Thermostat>::value,
+                "models without a guard bound have lanes too");
   const Batch batch = sample_terrain_batch<3>(10, 3);
   Options o = normalize_options(Options{});
   Result r(batch.n, 4, TerrainBall<3>::P, o.event_capacity, true);

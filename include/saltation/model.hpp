@@ -73,8 +73,8 @@ template <class Model>
 struct has_cuda_driver : std::false_type {};
 
 // True for models whose CPU SIMD-lane driver (cpu_lanes.hpp) is compiled into the library: the
-// built-in models whose guard bound lets most steps skip the guards, so that W trajectories'
-// free-flight steps run together in vectors.
+// built-in models, whose flow and guards (and guard bound, where they have one) are written for
+// any scalar, so that W trajectories' free-flight steps run together in vectors.
 template <class Model>
 struct has_cpu_lanes : std::false_type {};
 

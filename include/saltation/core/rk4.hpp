@@ -32,9 +32,9 @@ SALTATION_HD void rk4_step(const Model& m, const S* q, int mode, const Th& th, H
 
 // The cubic Hermite interpolant of a step of h from (q0, f0) to (q1, f1) (states and their
 // rates) at the fraction u of the step: the step's dense output, accurate to O(h^4) like RK4.
-template <int N>
-SALTATION_HD void hermite_point(double u, double h, const double* q0, const double* f0, const double* q1,
-                                const double* f1, double* out) {
+// S is double, or a lane vector as in rk4_step_from.
+template <int N, class S>
+SALTATION_HD void hermite_point(double u, double h, const S* q0, const S* f0, const S* q1, const S* f1, S* out) {
   const double v = 1.0 - u;
   const double w0 = v * v * (1.0 + 2.0 * u), w1 = u * u * (3.0 - 2.0 * u);  // of q0 and q1
   const double d0 = h * u * v * v, d1 = -h * u * u * v;                     // of f0 and f1

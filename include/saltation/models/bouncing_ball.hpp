@@ -69,5 +69,7 @@ struct BouncingBall {
 
 template <>
 struct has_cuda_driver<BouncingBall> : std::true_type {};
+template <>
+struct has_cpu_lanes<BouncingBall> : std::true_type {};
 
 }  // namespace saltation

@@ -77,5 +77,7 @@ struct Thermostat {
 
 template <>
 struct has_cuda_driver<Thermostat> : std::true_type {};
+template <>
+struct has_cpu_lanes<Thermostat> : std::true_type {};
 
 }  // namespace saltation
