@@ -66,9 +66,8 @@ void compare(const char* what, const Model& model, const saltation::Batch& batch
   std::printf(
       "%-12s %-14s n=%zu steps/traj=%.0f events/traj=%.2f | scalar %8.3f us/traj %7.2f ns/step | "
       "lanes %8.3f us/traj %7.2f ns/step | speed-up %.2fx | bitwise %s\n",
-      what, Model::name, n, steps / n, stats.events_mean, t_scalar / n * 1e6, t_scalar / steps * 1e9,
-      t_lanes / n * 1e6, t_lanes / steps * 1e9, t_scalar / t_lanes,
-      ran ? (same_bits(scalar, lanes) ? "yes" : "NO") : "(lanes not run)");
+      what, Model::name, n, steps / n, stats.events_mean, t_scalar / n * 1e6, t_scalar / steps * 1e9, t_lanes / n * 1e6,
+      t_lanes / steps * 1e9, t_scalar / t_lanes, ran ? (same_bits(scalar, lanes) ? "yes" : "NO") : "(lanes not run)");
 }
 
 template <int K>
@@ -82,7 +81,7 @@ saltation::Batch ball_rows(std::size_t n) {
   saltation::Batch b(n, saltation::BouncingBall::P);
   for (std::size_t i = 0; i < n; ++i) {
     const double u = (i + 0.5) / n;
-    b.at(i, 0) = 1.0 + u;                       // h0
+    b.at(i, 0) = 1.0 + u;                               // h0
     b.at(i, 1) = 2.0 * std::fmod(7.31 * u, 1.0) - 1.0;  // v0
     b.at(i, 2) = 0.7 + 0.2 * std::fmod(3.17 * u, 1.0);  // e
   }
@@ -92,8 +91,8 @@ saltation::Batch thermostat_rows(std::size_t n) {
   saltation::Batch b(n, saltation::Thermostat::P);
   for (std::size_t i = 0; i < n; ++i) {
     const double u = (i + 0.5) / n;
-    const double row[] = {19.0 + 2.0 * u, 10.0, 0.5 + 0.5 * std::fmod(3.17 * u, 1.0), 20.0 + 5.0 * std::fmod(7.31 * u, 1.0),
-                          19.0, 21.0};
+    const double row[] = {
+        19.0 + 2.0 * u, 10.0, 0.5 + 0.5 * std::fmod(3.17 * u, 1.0), 20.0 + 5.0 * std::fmod(7.31 * u, 1.0), 19.0, 21.0};
     for (int p = 0; p < saltation::Thermostat::P; ++p) b.at(i, p) = row[p];
   }
   return b;
