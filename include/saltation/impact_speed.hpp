@@ -20,7 +20,7 @@ struct MovedParams {
   RowParams base;
   int p;
   double delta;
-  double operator[](int k) const { return base[k] + (k == p ? delta : 0.0); }
+  SALTATION_HD double operator[](int k) const { return base[k] + (k == p ? delta : 0.0); }
 };
 
 // The normal speed of an event of guard j at pre-event state q in `mode`, by the solver's own
