@@ -129,16 +129,17 @@ void boundary_terms(const Result& r, std::size_t i, const Objective& o, const st
              [&](std::size_t d) { return -slopes[d] * r.event_dt(i, c, parameters[d]); });
   });
   if (settling.v_stop > 0.0) {
-    auto speed_rate = [&](int c) {
-      return [&, c](std::size_t d) { return slopes[d] * settling.slope[static_cast<std::size_t>(c) * D + d]; };
+    auto speed_rate = [&](int c, std::size_t d) {
+      return slopes[d] * settling.slope[static_cast<std::size_t>(c) * D + d];
     };
     const int settled_at = for_each_settling_crossing(r, i, o, [&](int c, double jump) {
-      add_term(c, settling.speed[c] - settling.v_stop, settling.bandwidth, jump, speed_rate(c));
+      add_term(c, settling.speed[c] - settling.v_stop, settling.bandwidth, jump,
+               [&](std::size_t d) { return speed_rate(c, d); });
     });
     // The other side: the event it settled at might go on. What would follow was never integrated.
     if (settled_at >= 0 && settling.v_stop - settling.speed[settled_at] < settling.bandwidth)
       for (std::size_t d = 0; d < D; ++d)
-        if (speed_rate(settled_at)(d) != 0.0) near[d] = 1.0;
+        if (speed_rate(settled_at, d) != 0.0) near[d] = 1.0;
   }
   // A grazing event may vanish (or a new one appear) under any change of theta; a trajectory
   // truncated near t_final (capacity, Zeno, a non-finite state) ends otherwise past it. Neither
