@@ -37,4 +37,11 @@ template <class Output, class Model>
 bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                  const typename Output::View& out, const Progress* progress);
 
+// As solve_lanes, for the models with has_static_cpu_lanes<Model>: the lanes compiled into the
+// calling program for its one vector target (cpu_lanes_static.hpp, which defines it). Returns false
+// also where SALTATION_SIMD asks for another target than that one.
+template <class Output, class Model>
+bool solve_static_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+                        const typename Output::View& out, const Progress* progress);
+
 }  // namespace saltation::cpu

@@ -78,6 +78,11 @@ struct has_cuda_driver : std::false_type {};
 template <class Model>
 struct has_cpu_lanes : std::false_type {};
 
+// True for a model whose SIMD-lane driver the calling program compiles itself, for the vector
+// target it is built for (cpu_lanes_static.hpp): a model file's plugin sets it for its model.
+template <class Model>
+struct has_static_cpu_lanes : std::false_type {};
+
 template <class Model, class = void>
 struct has_guard_exclusion : std::false_type {};
 template <class Model>

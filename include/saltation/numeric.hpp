@@ -14,7 +14,7 @@ namespace saltation {
 SALTATION_HD inline bool is_finite(double x) { return x - x == 0.0; }
 
 // Code generic over its scalar (double, or the CPU's SIMD-lane vector with its lane masks,
-// src/lane_vec-inl.h) picks values per lane with select and branches only on any_lane or
+// include/saltation/lane_vec-inl.h) picks values per lane with select and branches only on any_lane or
 // all_lanes of a condition. These are the double versions: one lane.
 SALTATION_HD inline double select(bool m, double a, double b) { return m ? a : b; }
 SALTATION_HD inline bool any_lane(bool m) { return m; }
@@ -114,7 +114,7 @@ SALTATION_HD inline double exp_by_table(double x) {
 // the convex 2^-f over [0, 1]; at most 6.2 % above e^-s (at f = 0.56), and within 1e-13 of that
 // below it through the rounding of s / ln 2 for s < 700. s / ln 2 is capped at 1000 (then the
 // bound is 2^-1000), which also takes NaN; k by truncation, the floor for s >= 0. A guard bound's
-// margin covers the rounding (the terrain ball's bump_bound). src/lane_vec-inl.h has the
+// margin covers the rounding (the terrain ball's bump_bound). include/saltation/lane_vec-inl.h has the
 // SIMD-lane version, the same operations.
 SALTATION_HD inline double exp_neg_upper_bound(double s) {
   const double y_uncapped = s * 1.4426950408889634;            // s / ln 2
@@ -125,7 +125,7 @@ SALTATION_HD inline double exp_neg_upper_bound(double s) {
 }
 
 // s = (d / w)^2 / 2 for w > 0, the exponent of a Gaussian bump's height d / w widths from its
-// centre, for a bound of e^-s. src/lane_vec-inl.h has the SIMD-lane version, which on AVX-512 may
+// centre, for a bound of e^-s. include/saltation/lane_vec-inl.h has the SIMD-lane version, which on AVX-512 may
 // come out below this by up to 6e-4 relative, never above it: e^-s from it is still a bound.
 SALTATION_HD inline double half_square_ratio(double d, double w) {
   const double r = d / w;

@@ -82,7 +82,7 @@ void check_result_memory(std::size_t n, int C, bool sensitivities) {
 }
 
 // Runs the batch into `out` on the backend: the CPU driver with the Output policy (in SIMD lanes
-// where cpu::solve_lanes applies, else one trajectory per thread), or
+// where cpu::solve_lanes or cpu::solve_static_lanes applies, else one trajectory per thread), or
 // `cuda_driver(model)`, which calls the CUDA entry point named `cuda_entry` for the same policy.
 // `cuda_driver` is a generic lambda, so that the entry point it names is instantiated only for a
 // model with a CUDA driver.
@@ -92,8 +92,11 @@ void run_batch(const Model& model, const Batch& batch, const Options& opts, Back
   if (batch.n == 0) return;
   const auto on_cpu = [&] {
     const Progress* report = progress ? &progress : nullptr;
-    if constexpr (has_cpu_lanes<Model>::value)
+    if constexpr (has_cpu_lanes<Model>::value) {
       if (cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
+    } else if constexpr (has_static_cpu_lanes<Model>::value) {
+      if (cpu::solve_static_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
+    }
     cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report);
   };
   const auto on_cuda = [&] {

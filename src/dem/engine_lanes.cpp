@@ -27,7 +27,7 @@ HWY_BEFORE_NAMESPACE();
 namespace saltation::dem::lanes {
 namespace HWY_NAMESPACE {
 
-#include "lane_vec-inl.h"
+#include "saltation/lane_vec-inl.h"
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
 // rollout_system's Lanes policy for the systems b .. b + W - 1 (OneSystem's members, per lane).

@@ -52,6 +52,35 @@ struct Arrays {
   const char* params = "th";
 };
 
+// The exponent n of x ^ n where it is a number 2 <= n <= 8: taken by n - 1 multiplications
+// (integer_power), cheaper than pow and exact in SIMD lanes; 0 for any other power.
+int small_integer_exponent(const ExprPtr& e) {
+  const ExprPtr& n = e->args[1];
+  if (n->op != Op::Number || n->number < 2.0 || n->number > 8.0 || n->number != static_cast<int>(n->number)) return 0;
+  return static_cast<int>(n->number);
+}
+
+// True where the expression is arithmetic, sqrt, abs and small integer powers only: what the SIMD
+// lanes compute exactly in vectors. Any other function would be called lane by lane from the C
+// library, which costs more than the lanes save.
+bool vector_exact(const ExprPtr& e) {
+  if (e->op == Op::Power && !small_integer_exponent(e)) return false;
+  if (e->op == Op::Call && e->name != "sqrt" && e->name != "abs") return false;
+  for (const ExprPtr& a : e->args)
+    if (!vector_exact(a)) return false;
+  return true;
+}
+
+// Whether the model's free flight runs in the CPU's SIMD lanes: every flow and guard vector-exact.
+bool runs_in_lanes(const ModelSpec& spec) {
+  for (const auto& mode : spec.flow)
+    for (const ExprPtr& f : mode)
+      if (!vector_exact(f)) return false;
+  for (const Guard& g : spec.guards)
+    if (!vector_exact(g.expression)) return false;
+  return true;
+}
+
 // The expression as C++ over the states, the parameters and the constants c. The slope helpers
 // the derivatives use live in user_model/slopes.hpp.
 std::string cpp(const ExprPtr& e, const Arrays& at = {}) {
@@ -64,7 +93,10 @@ std::string cpp(const ExprPtr& e, const Arrays& at = {}) {
       return std::string(array) + "[" + std::to_string(e->index) + "]";
     }
     case Op::Negate: return "(-" + cpp(e->args[0], at) + ")";
-    case Op::Power: return "pow(" + cpp(e->args[0], at) + ", " + cpp(e->args[1], at) + ")";
+    case Op::Power:
+      if (const int n = small_integer_exponent(e))
+        return "saltation::user_model::integer_power<" + std::to_string(n) + ">(" + cpp(e->args[0], at) + ")";
+      return "pow(" + cpp(e->args[0], at) + ", " + cpp(e->args[1], at) + ")";
     case Op::Call: {
       const bool helper = e->name == "abs_slope" || e->name == "min_slope" || e->name == "max_slope";
       std::string s = (helper ? "saltation::user_model::" : "") + e->name + "(";
@@ -360,9 +392,14 @@ std::string plugin_source(const ModelSpec& spec, const std::string& key, bool cu
   o << "// A model file compiled at run time (docs/models.md): the model struct and its drivers.\n"
     << "#include \"saltation/user_model/plugin.hpp\"\n\n"
     << model_header(spec, "saltation_generated") << "\n";
-  if (cuda)
-    o << "#include \"solve.cuh\"\n\nnamespace saltation {\ntemplate <>\n"
-      << "struct has_cuda_driver<saltation_generated::Model> : std::true_type {};\n}  // namespace saltation\n\n";
+  // On the device one thread per trajectory; on the CPU the SIMD lanes of the target the
+  // toolchain compiles for, where they pay.
+  if (cuda || runs_in_lanes(spec)) {
+    const char* driver = cuda ? "solve.cuh" : "saltation/cpu_lanes_static.hpp";
+    const char* trait = cuda ? "has_cuda_driver" : "has_static_cpu_lanes";
+    o << "#include \"" << driver << "\"\n\nnamespace saltation {\ntemplate <>\n"
+      << "struct " << trait << "<saltation_generated::Model> : std::true_type {};\n}  // namespace saltation\n\n";
+  }
   o << "SALTATION_USER_MODEL_PLUGIN(saltation_generated::Model, " << quoted(key) << ")\n";
   return o.str();
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "codegen.hpp"
+#include "hwy/targets.h"
 #include "saltation/errors.hpp"
 #include "saltation/interrupt.hpp"
 #include "saltation/io/files.hpp"
@@ -147,6 +148,17 @@ std::string compiler_version(const std::string& program, const char* missing_hel
   return versions[program] = version;
 }
 
+// The flags that build a CPU plugin's SIMD lanes (cpu_lanes_static.hpp) for this CPU's best vector
+// target, AVX-512 or AVX2 (none where it has neither), and keep every lane's arithmetic the scalar
+// driver's: no multiply-add is fused. The target is in the cache key (the command is).
+// Highway's AVX2 and AVX-512 targets also ask for AES and carry-less multiplication.
+std::vector<std::string> lane_flags() {
+  const std::int64_t targets = hwy::SupportedTargets();
+  if (targets & HWY_AVX3) return {"-march=x86-64-v4", "-maes", "-mpclmul", "-ffp-contract=off"};
+  if (targets & HWY_AVX2) return {"-march=x86-64-v3", "-maes", "-mpclmul", "-ffp-contract=off"};
+  return {"-ffp-contract=off"};
+}
+
 Compiler compiler_for(Backend backend, const fs::path& include) {
   Compiler c;
   if (backend == Backend::Cuda) {
@@ -175,10 +187,13 @@ Compiler compiler_for(Backend backend, const fs::path& include) {
     const char* env = std::getenv("CXX");
     const std::string cxx = env && *env ? env : "c++";
     c.missing_help = "install a C++17 compiler with OpenMP (e.g. apt-get install g++) or set CXX to one";
-    c.command = {
-        cxx,  "-std=c++17", "-O3", "-DNDEBUG", "-fPIC", "-shared", "-fopenmp", "-Wl,-z,defs", "-I" + include.string(),
-        "-x", "c++"};
-    c.identity = compiler_version(cxx, c.missing_help);
+    c.command = {cxx, "-std=c++17", "-O3", "-DNDEBUG", "-fPIC", "-shared", "-fopenmp", "-Wl,-z,defs"};
+    const std::vector<std::string> lanes = lane_flags();
+    c.command.insert(c.command.end(), lanes.begin(), lanes.end());
+    c.command.push_back("-I" + include.string());
+    if (std::string(SALTATION_HWY_INCLUDE_DIR) != "/usr/include") c.command.push_back("-I" SALTATION_HWY_INCLUDE_DIR);
+    c.command.insert(c.command.end(), {"-x", "c++"});
+    c.identity = compiler_version(cxx, c.missing_help) + "\nhighway " SALTATION_HWY_VERSION;
   }
   for (const std::string& a : c.command) c.identity += '\n' + a;
   return c;

@@ -22,6 +22,7 @@ const PluginHost& plugin_host() {
     h.resolve_backend = &resolve_backend;
     h.result_bytes_per_trajectory = &result_bytes_per_trajectory;
     h.check_host_memory = &check_host_memory;
+    h.simd_request = &cpu::simd_request;
     return h;
   }();
   return host;

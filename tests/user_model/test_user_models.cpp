@@ -9,14 +9,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../../examples/impact_pendulum/impact_pendulum.hpp"
+#include "../simd_choice.hpp"
+#include "saltation/cpu_lanes.hpp"
 #include "saltation/io/solve_io.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/thermostat.hpp"
@@ -271,6 +277,85 @@ TEST(UserModelFile, HopperSensitivitiesAgreeWithFiniteDifferences) {
       saltation::testing::check_sensitivities(model, {1.5, 0.5, 100.0, 1.0, 0.5}, run_options(1.0, true));
   EXPECT_EQ(check.events, 2);
   EXPECT_TRUE(check.ok(1e-6)) << check.summary();
+}
+
+// Every array the same bits, but that a NaN matches any NaN (its sign bit means nothing).
+template <class A>
+void expect_bitwise(A& a, A& b) {
+  const auto same = [](const auto& x, const auto& y) {
+    ASSERT_EQ(x.size(), y.size());
+    std::size_t differing = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const bool both_nan = x[k] != x[k] && y[k] != y[k];
+      if (!both_nan && std::memcmp(&x[k], &y[k], sizeof(x[k])) != 0) ++differing;
+    }
+    EXPECT_EQ(differing, 0u);
+  };
+  if constexpr (std::is_same_v<A, Observation>) Observation::zip(a, b, same);
+  else zip_arrays(a, b, same);
+}
+
+// A model file whose flow and guards are arithmetic runs its free flight in the CPU's SIMD lanes
+// (compiled into its plugin for this CPU's vector target): records and observations bitwise those
+// of the scalar driver (SALTATION_SIMD=0), forward and with sensitivities (affine flows), with
+// probes 0 and 3, over rows that bounce, settle, chatter, overflow and fall outside the domain.
+TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
+  {
+    saltation::testing::SimdChoice best("best");
+    if (cpu::lane_target().width == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
+  }
+  std::mt19937_64 rng(11);
+  std::vector<std::vector<double>> ball_rows, hopper_rows;
+  for (int i = 0; i < 37; ++i) {
+    std::vector<double> ball = {uniform(rng, 0.3, 2.0), uniform(rng, -3.0, 3.0), uniform(rng, 0.4, 0.95)};
+    std::vector<double> hopper = {uniform(rng, 1.05, 2.0), uniform(rng, -1.0, 1.0), uniform(rng, 60.0, 200.0),
+                                  uniform(rng, 0.8, 1.0), uniform(rng, 0.0, 1.0)};
+    switch (i % 6) {
+      case 0: ball[2] = 0.0, hopper[4] = 0.0; break;                      // stop dead: Zeno or settled
+      case 1: ball[0] = ball[1] = 1e308, hopper[1] = 1e308; break;        // overflows
+      case 2: ball[2] = 1.5, hopper[2] = -1.0; break;                     // outside the domain
+      case 3: ball[0] = 1e-6, ball[1] = 1e-3, hopper[2] = 5000.0; break;  // a hop within a step; hard leg
+      default: break;
+    }
+    ball_rows.push_back(ball);
+    hopper_rows.push_back(hopper);
+  }
+  const std::vector<ObjectiveSpec> objectives = {
+      {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
+  for (const auto& [name, rows, P] :
+       {std::tuple{"bouncing_ball", ball_rows, 3}, std::tuple{"hopper", hopper_rows, 5}}) {
+    const AnyModel model = load(name);
+    const Batch batch = Batch::from_rows(rows, P);
+    for (const int probes : {0, 3})
+      for (const double v_stop : {0.0, 0.3})
+        for (const bool sens : {false, true})
+          for (const int threads : {1, 3}) {
+            SCOPED_TRACE(std::string(name) + ", probes " + std::to_string(probes) + ", v_stop " +
+                         std::to_string(v_stop) + ", sensitivities " + std::to_string(sens) + ", threads " +
+                         std::to_string(threads));
+            Options o = run_options(2.5, sens);
+            o.probes = probes;
+            o.v_stop = v_stop;
+            o.threads = threads;
+            o.event_capacity = v_stop > 0.0 ? 32 : 6;
+            o.mark_invalid_rows = true;
+            const std::vector<int> design = sens ? std::vector<int>{0, P - 1} : std::vector<int>{};
+            auto solve_both = [&](const char* simd) {
+              saltation::testing::SimdChoice choice(simd);
+              return std::pair{model.solve(batch, o, Backend::Cpu),
+                               model.observe(batch, o, objectives, design, Backend::Cpu)};
+            };
+            auto [lanes, lanes_observed] = solve_both("best");
+            auto [scalar, scalar_observed] = solve_both("0");
+            expect_bitwise(lanes, scalar);
+            expect_bitwise(lanes_observed, scalar_observed);
+            std::vector<int> ends(8, 0);
+            for (std::size_t i = 0; i < scalar.n; ++i) ++ends[scalar.status[i]];
+            EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
+            EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+            EXPECT_GT(ends[static_cast<int>(Status::Finished)], 0);
+          }
+  }
 }
 
 // Constants are run-time data: g = 3.7 moves the first impact to (v0 + sqrt(v0^2 + 2 g h0)) / g

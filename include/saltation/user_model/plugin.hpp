@@ -30,6 +30,9 @@ void check_host_memory(std::uint64_t rows, std::uint64_t bytes_per_row, const st
                        const std::string& way_out, std::uint64_t budget) {
   user_model::plugin_host()->check_host_memory(rows, bytes_per_row, what, way_out, budget);
 }
+namespace cpu {
+SimdRequest simd_request() { return user_model::plugin_host()->simd_request(); }
+}  // namespace cpu
 }  // namespace saltation
 
 // The entry points of a plugin for `Model` built for the cache key `key` (the only symbols it exports).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "saltation/backend.hpp"
+#include "saltation/cpu_lanes.hpp"
 
 namespace saltation {
 class ModelDrivers;
@@ -14,11 +15,11 @@ class ModelDrivers;
 
 namespace saltation::user_model {
 
-constexpr int kPluginAbiVersion = 1;
+constexpr int kPluginAbiVersion = 2;
 
 // The loading process's state and services that the plugin's copy of the header-only drivers
 // calls (the plugin links no saltation library): the interrupt request a signal sets, the backend
-// choice that knows the devices, and the host-memory checks.
+// choice that knows the devices, the host-memory checks and what SALTATION_SIMD asks of the lanes.
 struct PluginHost {
   int abi_version = kPluginAbiVersion;
   std::atomic<int>* interrupt_request = nullptr;
@@ -26,6 +27,7 @@ struct PluginHost {
   std::uint64_t (*result_bytes_per_trajectory)(int N, int P, int C, bool sensitivities) = nullptr;
   void (*check_host_memory)(std::uint64_t rows, std::uint64_t bytes_per_row, const std::string& what,
                             const std::string& way_out, std::uint64_t budget) = nullptr;
+  cpu::SimdRequest (*simd_request)() = nullptr;
 };
 
 // The plugin's entry point, `extern "C"`: the model's drivers for its constants (in the file's

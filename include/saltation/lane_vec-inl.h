@@ -1,6 +1,6 @@
 // The CPU's SIMD-lane scalar (docs/simd_lanes.md): W values of one double, one per lane of a
 // Highway vector, so that per-trajectory and per-system code written over a generic scalar runs on
-// W of them at once. Shared by the hybrid-trajectory lanes (src/cpu_lanes.cpp) and the disk
+// W of them at once. Shared by the hybrid-trajectory lanes (saltation/cpu_lanes-inl.h) and the disk
 // engine's lanes (src/dem/engine_lanes.cpp).
 //
 // A per-target header in Highway's sense: a file compiled per target (hwy/foreach_target.h)
@@ -21,7 +21,7 @@ constexpr int kW = HWY_MAX_BYTES / sizeof(double);  // lanes per vector
 
 // Each operation is the double operation lane by lane (IEEE +, -, *, /, sqrt; negation and |x| on
 // the sign bit), so generic code gives each lane the double result. Functions without an exact
-// vector form (exp, ...) call the C library per lane.
+// vector form (exp, ...) call the C library per lane (below).
 struct LaneVec {
   hn::Vec<Tag> v;
   LaneVec() = default;
@@ -42,6 +42,8 @@ inline LaneVec sqrt(const LaneVec& a) { return LaneVec(hn::Sqrt(a.v)); }
 inline LaneVec abs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
 inline LaneVec fabs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
 
+// The C library's f lane by lane, for the functions without an exact vector form: what generic
+// code (the built-in models, the models generated from files: dual.hpp's list) may call.
 template <class F>
 LaneVec per_lane(const LaneVec& a, F f) {
   HWY_ALIGN double x[kW];
@@ -49,21 +51,41 @@ LaneVec per_lane(const LaneVec& a, F f) {
   for (int l = 0; l < kW; ++l) x[l] = f(x[l]);
   return LaneVec(hn::Load(Tag(), x));
 }
-inline LaneVec exp(const LaneVec& a) {
-  return per_lane(a, [](double x) { return ::exp(x); });
+template <class F>
+LaneVec per_lane(const LaneVec& a, const LaneVec& b, F f) {
+  HWY_ALIGN double x[kW], y[kW];
+  hn::Store(a.v, Tag(), x);
+  hn::Store(b.v, Tag(), y);
+  for (int l = 0; l < kW; ++l) x[l] = f(x[l], y[l]);
+  return LaneVec(hn::Load(Tag(), x));
 }
-inline LaneVec log(const LaneVec& a) {
-  return per_lane(a, [](double x) { return ::log(x); });
-}
-inline LaneVec sin(const LaneVec& a) {
-  return per_lane(a, [](double x) { return ::sin(x); });
-}
-inline LaneVec cos(const LaneVec& a) {
-  return per_lane(a, [](double x) { return ::cos(x); });
-}
-inline LaneVec tanh(const LaneVec& a) {
-  return per_lane(a, [](double x) { return ::tanh(x); });
-}
+#define SALTATION_LANE_FUNCTION(f)                       \
+  inline LaneVec f(const LaneVec& a) {                   \
+    return per_lane(a, [](double x) { return ::f(x); }); \
+  }
+#define SALTATION_LANE_FUNCTION2(f)                                      \
+  inline LaneVec f(const LaneVec& a, const LaneVec& b) {                 \
+    return per_lane(a, b, [](double x, double y) { return ::f(x, y); }); \
+  }
+SALTATION_LANE_FUNCTION(exp)
+SALTATION_LANE_FUNCTION(log)
+SALTATION_LANE_FUNCTION(cbrt)
+SALTATION_LANE_FUNCTION(sin)
+SALTATION_LANE_FUNCTION(cos)
+SALTATION_LANE_FUNCTION(tan)
+SALTATION_LANE_FUNCTION(asin)
+SALTATION_LANE_FUNCTION(acos)
+SALTATION_LANE_FUNCTION(atan)
+SALTATION_LANE_FUNCTION(sinh)
+SALTATION_LANE_FUNCTION(cosh)
+SALTATION_LANE_FUNCTION(tanh)
+SALTATION_LANE_FUNCTION2(atan2)
+SALTATION_LANE_FUNCTION2(pow)
+SALTATION_LANE_FUNCTION2(hypot)
+SALTATION_LANE_FUNCTION2(fmin)
+SALTATION_LANE_FUNCTION2(fmax)
+#undef SALTATION_LANE_FUNCTION
+#undef SALTATION_LANE_FUNCTION2
 
 // saltation::exp_neg_upper_bound lane by lane: the same operations (Min returns its second
 // operand, 1000, for a NaN product, as the double version's comparison does).

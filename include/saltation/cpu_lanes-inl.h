@@ -1,0 +1,426 @@
+// The CPU's SIMD-lane driver (docs/simd_lanes.md) for one vector target: a group of W lanes per
+// thread, each lane a core::Trajectory of its own row, their free-flight steps in vectors. A
+// per-target header in Highway's sense, for two kinds of program:
+//   - the library (src/cpu_lanes.cpp) builds it once per target (hwy/foreach_target.h) for the
+//     built-in models and picks one at run time;
+//   - a program compiled for one vector target (-march=x86-64-v4 or -v3) builds it once for that
+//     target (cpu_lanes_static.hpp): a model file's plugin does so for its model.
+// Either way it must be compiled with -ffp-contract=off (see "bitwise" below).
+//
+// Lanes whose next step is a full dt (in one mode) fly: the group holds their states in vectors
+// and advances them together by one vector RK4 step (rk4_step and the model's flow on LaneVec) per
+// iteration, and keeps each lane's step where step() would take it without a guard evaluation
+// (finite end state, the model's guard bound ruling the step out, checked per lane by
+// Trajectory::guards_excluded, or for a model without one the screen of lanes_screened_step). A
+// lane whose step is not free gets its state back (Trajectory::resume) and takes that step alone
+// (step(), and take_bracketed_event() on a bracket), as does every lane not flying. A lane whose
+// trajectory ends takes the next row.
+//
+// Why the results are bitwise the scalar driver's: a lane's trajectory goes through the same
+// operations in the same order (the vector step is rk4_step's IEEE additions, multiplications
+// and divisions lane by lane, elementary functions per lane from the same library; a step the
+// vector path does not commit is recomputed by step()), and no multiply-add is fused.
+#include <atomic>
+#include <optional>
+#include <type_traits>
+
+#include "hwy/highway.h"
+#include "saltation/core/rk4.hpp"
+#include "saltation/core/trajectory.hpp"
+#include "saltation/cpu.hpp"
+#include "saltation/interrupt.hpp"
+#include "saltation/params.hpp"
+#include "saltation/progress_counter.hpp"
+
+#if defined(SALTATION_CPU_LANES_INL_H) == defined(HWY_TARGET_TOGGLE)
+#ifdef SALTATION_CPU_LANES_INL_H
+#undef SALTATION_CPU_LANES_INL_H
+#else
+#define SALTATION_CPU_LANES_INL_H
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace saltation::cpu_lanes {
+namespace HWY_NAMESPACE {
+
+#include "saltation/lane_vec-inl.h"
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+// Entry k of an array the group keeps transposed, entry k of lane l at [k * W + l], as one vector:
+// its rows (parameter k; a lane's Trajectory reads the same numbers with stride W), and with
+// sensitivities its step matrices and tangents.
+struct LaneArray {
+  const double* a;
+  LaneVec operator[](int k) const { return LaneVec(hn::Load(Tag(), a + k * kW)); }
+};
+
+// One RK4 step of dt for all W lanes in `mode`: q and q_end as [k * W + l]. Flattened, so that
+// rk4_step and the model's flow (templates compiled for the baseline) are inlined here and run
+// in this target's vectors.
+template <class Model>
+__attribute__((flatten)) void lanes_rk4_step(const Model& m, const double* q, int mode, const double* rows, double dt,
+                                             double* q_end) {
+  constexpr int N = Model::N;
+  LaneVec qv[N], out[N];
+  for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+  core::rk4_step(m, qv, mode, LaneArray{rows}, dt, out);
+  for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
+}
+
+// For a model without a guard bound: the flow at q for all W lanes (as lanes_rk4_step).
+template <class Model>
+__attribute__((flatten)) void lanes_flow(const Model& m, const double* q, int mode, const double* rows, double* f) {
+  constexpr int N = Model::N;
+  LaneVec qv[N], fv[N];
+  for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+  m.flow(qv, mode, LaneArray{rows}, fv);
+  for (int k = 0; k < N; ++k) hn::Store(fv[k].v, Tag(), f + k * kW);
+}
+
+// A guard value past its surface in the guard's (non-zero) direction, lane by lane (core::past_surface).
+inline LaneMask lanes_past_surface(int direction, const LaneVec& g) {
+  return direction < 0 ? g < LaneVec(0.0) : g > LaneVec(0.0);
+}
+
+// For a model without a guard bound: one RK4 step of dt for all W lanes from q with the flow f
+// there (as lanes_rk4_step), and the lanes whose step step() would take without a crossing: no
+// active guard past its surface at the step's end, nor, with probes, at the interior points of
+// its dense output (Trajectory::dense_output_clear, lane by lane; with no probes the end is what
+// step() tests). With probes the flow at the end goes to f_end (the next step's first stage).
+// Flattened as lanes_rk4_step.
+template <class Model>
+__attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const double* q, const double* f, int mode,
+                                                      const double* rows, double dt, int probes, double* q_end,
+                                                      double* f_end) {
+  constexpr int N = Model::N, M = Model::M;
+  const LaneArray th{rows};
+  LaneVec q0[N], f0[N], q1[N], f1[N];
+  for (int k = 0; k < N; ++k) {
+    q0[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+    f0[k] = LaneVec(hn::Load(Tag(), f + k * kW));
+  }
+  core::rk4_step_from(m, q0, f0, mode, th, dt, q1);
+  for (int k = 0; k < N; ++k) hn::Store(q1[k].v, Tag(), q_end + k * kW);
+  auto past_at = [&](const LaneVec* at) {
+    LaneMask past{hn::FirstN(Tag(), 0)};
+    for (int j = 0; j < M; ++j)
+      if (m.direction(j, mode) != 0) past = past || lanes_past_surface(m.direction(j, mode), m.guard(j, at, mode, th));
+    return past;
+  };
+  LaneMask past = past_at(q1);
+  if (probes > 0) {
+    m.flow(q1, mode, th, f1);
+    for (int k = 0; k < N; ++k) hn::Store(f1[k].v, Tag(), f_end + k * kW);
+    const int pieces = probes + 1;
+    for (int k = 1; k < pieces; ++k) {
+      LaneVec qs[N];
+      core::hermite_point<N>(static_cast<double>(k) / pieces, dt, q0, f0, q1, f1, qs);
+      past = past || past_at(qs);
+    }
+  }
+  return lane_bits(!past);
+}
+
+// core::advance_time for all W lanes. Flattened as lanes_rk4_step: a template compiled for the
+// baseline cannot take this target's vectors.
+__attribute__((flatten)) inline void lanes_advance_time(LaneVec& t, LaneVec& carry, double dt) {
+  core::advance_time(t, carry, LaneVec(dt));
+}
+
+// With sensitivities, the flow-parameter columns of the W lanes' segment tangents after a full step
+// from q (affine flows; Trajectory::affine_tangent): Phi, Psi, psi, q and Y as [e * W + l], only
+// the F columns of Y and Y_end. Flattened as lanes_rk4_step.
+template <class Model>
+__attribute__((flatten)) void lanes_flow_param_step(const double* Phi, const double* Psi, const double* psi,
+                                                    const double* q, const double* Y, double* Y_end) {
+  constexpr int N = Model::N, F = Model::F, W = core::tangent_width<Model>();
+  LaneVec Y_out[N * W];
+  core::affine_flow_param_columns<N, F, W>(LaneArray{Phi}, LaneArray{Psi}, LaneArray{psi}, LaneArray{q}, LaneArray{Y},
+                                           Y_out);
+  for (int i = 0; i < N; ++i)
+    for (int f = 0; f < F; ++f) hn::Store(Y_out[i * W + N + f].v, Tag(), Y_end + (i * W + N + f) * kW);
+}
+
+// Whether the model's guard bound (with its summary of theta) takes lane vectors: then the group
+// decides all candidates' steps at once; otherwise each lane's trajectory decides its own.
+template <class Model, class = void>
+struct has_lane_guard_bound : std::false_type {};
+template <class Model>
+struct has_lane_guard_bound<Model, std::void_t<decltype(std::declval<const Model&>().guard_excluded(
+                                       0, 0, static_cast<const LaneVec*>(nullptr), static_cast<const LaneVec*>(nullptr),
+                                       LaneArray{}, std::declval<const Model&>().guard_summary(LaneArray{})))>>
+    : std::true_type {};
+
+// One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
+template <class Output, class Model, bool Sens>
+class LaneGroup {
+ public:
+  using Traj = core::Trajectory<Model, RowParams, Sens, Output>;
+  static constexpr int N = Model::N, P = Model::P, F = Model::F, W = core::tangent_width<Model>();
+
+  LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
+            std::atomic<std::size_t>& next, ProgressCounter& counter)
+      : m_(m), o_(o), theta_(theta), n_(n), out_(out), next_(next), counter_(counter) {}
+
+  // Each lane is in one of three states:
+  //   empty     no row (none left, or a stop was requested): lane_[l] is empty;
+  //   grounded  its trajectory steps alone (step_alone), as the scalar driver would;
+  //   flying    its state is held in the flight's vectors (bit l of flight.flying) and advances
+  //             with the others' by one vector step per iteration while its steps are free.
+  // Each iteration the flight takes its step (fly: grounded again where a lane's step is not free
+  // or t_final is reached), the grounded lanes that did not move take theirs (step_grounded), and
+  // grounded lanes with a full step next in the flight's mode board it (board). A lane whose
+  // trajectory ends takes the next row (end_and_refill).
+  void run() {
+    for (int l = 0; l < kW; ++l) refill(l);
+    Flight flight;
+    for (;;) {
+      unsigned moved = 0;  // lanes that took this iteration's step (or started a new row in it)
+      if (flight.flying) moved = fly(flight);
+      moved |= step_grounded(moved);
+      if (!board(flight)) return;
+    }
+  }
+
+ private:
+  // The flying lanes' states, held here between their free steps: q as [k * W + l], and t with its
+  // carry (core::advance_time); with
+  // sensitivities also their step matrices and segment tangents.
+  static constexpr int kT = Sens ? kW : 0;
+  struct Flight {
+    HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {}, t_carry[kW] = {};
+    HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
+    HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
+    // For a model without a guard bound, the flow at q (the step's first stage) and at q_end.
+    HWY_ALIGN double f[N * kW] = {}, f_end[N * kW] = {};
+    int steps[kW] = {};    // free steps lane l has taken since it boarded
+    unsigned flying = 0;   // bit l: lane l is flying
+    unsigned f_known = 0;  // bit l: f holds lane l's flow at its q
+    int mode = 0;          // the flying lanes' mode
+  };
+
+  // One vector step of the flight; each lane keeps it where step() would take it without a
+  // crossing: a full step, a finite end state, and the guard bound ruling it out, or for a model
+  // without one the guards clear at its end and dense output (lanes_screened_step). Lanes whose
+  // step was not free are grounded and take it alone; lanes that reached t_final are grounded and
+  // end. Returns the lanes that moved.
+  unsigned fly(Flight& f) {
+    const Tag d;
+    const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
+    unsigned clear = ~0u;
+    if constexpr (has_guard_exclusion<Model>::value) {
+      lanes_rk4_step(m_, f.q, f.mode, rows_, o_.dt, f.q_end);
+    } else {
+      if (f.flying & ~f.f_known) lanes_flow(m_, f.q, f.mode, rows_, f.f);
+      clear = lanes_screened_step(m_, f.q, f.f, f.mode, rows_, o_.dt, o_.probes, f.q_end, f.f_end);
+    }
+    if constexpr (Sens) lanes_flow_param_step<Model>(f.Phi, f.Psi, f.psi, f.q, f.Y, f.Y_end);
+    auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, f.t)), dt);
+    for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, f.q_end + k * kW)));
+    const unsigned free = free_lanes(bits(candidate) & f.flying & clear, f.mode, f.q, f.q_end);
+    for (unsigned c = free; c; c &= c - 1) ++f.steps[__builtin_ctz(c)];
+    const auto taken = mask(free);
+    for (int k = 0; k < N; ++k)
+      hn::Store(hn::IfThenElse(taken, hn::Load(d, f.q_end + k * kW), hn::Load(d, f.q + k * kW)), d, f.q + k * kW);
+    if constexpr (!has_guard_exclusion<Model>::value) {
+      // With probes the end's flow is the next step's first stage; without, it is formed then.
+      if (o_.probes > 0) {
+        for (int k = 0; k < N; ++k)
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, f.f_end + k * kW), hn::Load(d, f.f + k * kW)), d, f.f + k * kW);
+        f.f_known = f.flying;
+      } else {
+        f.f_known = 0;
+      }
+    }
+    if constexpr (Sens) {
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < F; ++c) {
+          double* y = f.Y + (i * W + N + c) * kW;
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, f.Y_end + (i * W + N + c) * kW), hn::Load(d, y)), d, y);
+        }
+    }
+    LaneVec t(hn::Load(d, f.t)), t_carry(hn::Load(d, f.t_carry));
+    lanes_advance_time(t, t_carry, o_.dt);
+    const auto t_next = hn::IfThenElse(taken, t.v, hn::Load(d, f.t));
+    hn::Store(t_next, d, f.t);
+    hn::Store(hn::IfThenElse(taken, t_carry.v, hn::Load(d, f.t_carry)), d, f.t_carry);
+    const unsigned grounded = (f.flying & ~free) | (bits(hn::Ge(t_next, t_final)) & free);
+    const unsigned moved = f.flying;
+    f.flying &= ~grounded;
+    for (unsigned b = grounded; b; b &= b - 1) land(f, __builtin_ctz(b), free);
+    return moved;
+  }
+
+  // Lane l leaves the flight: its state after its free steps back to its trajectory, then the
+  // step that was not free taken alone. A lane that has not moved keeps its own state (and what
+  // its last event set).
+  void land(const Flight& f, int l, unsigned free) {
+    double ql[N];
+    for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
+    const bool ended = (f.steps[l] > 0 && resume(l, ql, f.t[l], f.t_carry[l], f.Y, f.steps[l])) ||
+                       (!(free >> l & 1u) && step_alone(*lane_[l]));
+    if (ended) end_and_refill(l);
+  }
+
+  // The grounded lanes that have not moved this iteration take their step alone; returns the
+  // lanes that moved, `moved` included.
+  unsigned step_grounded(unsigned moved) {
+    for (int l = 0; l < kW; ++l) {
+      if (!lane_[l] || (moved >> l & 1u)) continue;
+      if (step_alone(*lane_[l])) {
+        end_and_refill(l);
+        moved |= 1u << l;
+      }
+    }
+    return moved;
+  }
+
+  // Grounded lanes with a full step next, in the flight's mode (any mode when none flies), board
+  // the flight. Returns false when every lane is empty.
+  bool board(Flight& f) {
+    bool running = false;
+    for (int l = 0; l < kW; ++l) {
+      if (!lane_[l]) continue;
+      running = true;
+      if ((f.flying >> l & 1u) || !lane_[l]->full_step_next()) continue;
+      if (!f.flying) f.mode = lane_[l]->mode();
+      if (lane_[l]->mode() != f.mode) continue;
+      const double* s = lane_[l]->state();
+      for (int k = 0; k < N; ++k) f.q[k * kW + l] = s[k];
+      f.t[l] = lane_[l]->time();
+      f.t_carry[l] = lane_[l]->time_carry();
+      if constexpr (Sens) {
+        const auto& tg = lane_[l]->affine_tangent();
+        if (matrices_mode_[l] != f.mode) {  // functions of the row and the mode only
+          for (int e = 0; e < N * N; ++e) f.Phi[e * kW + l] = tg.Phi[e];
+          for (int e = 0; e < F * N * N; ++e) f.Psi[e * kW + l] = tg.Psi[e];
+          for (int e = 0; e < F * N; ++e) f.psi[e * kW + l] = tg.psi[e];
+          matrices_mode_[l] = f.mode;
+        }
+        for (int i = 0; i < N; ++i)
+          for (int c = 0; c < F; ++c) f.Y[(i * W + N + c) * kW + l] = tg.Y[i * W + N + c];
+      }
+      f.flying |= 1u << l;
+      f.f_known &= ~(1u << l);
+      f.steps[l] = 0;
+    }
+    return running;
+  }
+
+  static unsigned bits(hn::Mask<Tag> m) { return lane_bits(LaneMask{m}); }
+  static hn::Mask<Tag> mask(unsigned lanes) {
+    const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
+    return hn::LoadMaskBits(Tag(), b);
+  }
+
+  // The candidates whose step the guard bound rules out (all of them for a model without one,
+  // whose candidates lanes_screened_step has screened). Flattened so that the model's bound is
+  // inlined here (bench/README.md, "The guard bound in vectors").
+  __attribute__((flatten)) unsigned free_lanes(unsigned candidates, int mode, const double* q,
+                                               const double* q_end) const {
+    if constexpr (!has_guard_exclusion<Model>::value) {
+      return candidates;
+    } else if constexpr (has_lane_guard_bound<Model>::value) {
+      if (!candidates) return 0;
+      LaneVec q0[N], q1[N];
+      for (int k = 0; k < N; ++k) {
+        q0[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+        q1[k] = LaneVec(hn::Load(Tag(), q_end + k * kW));
+      }
+      unsigned free = candidates;  // as Trajectory::all_guards_excluded, lane by lane
+      for (int j = 0; j < Model::M; ++j)
+        if (m_.direction(j, mode) != 0)
+          free &= lane_bits(m_.guard_excluded(j, mode, q0, q1, LaneArray{rows_}, summary_));
+      return free;
+    }
+    unsigned free = 0;
+    for (unsigned c = candidates; c; c &= c - 1) {
+      const int l = __builtin_ctz(c);
+      double q0[N], q1[N];
+      for (int k = 0; k < N; ++k) {
+        q0[k] = q[k * kW + l];
+        q1[k] = q_end[k * kW + l];
+      }
+      if (lane_[l]->guards_excluded(q0, q1)) free |= 1u << l;
+    }
+    return free;
+  }
+
+  // Lane l's state after its free steps (and with Sens their tangent) back to its trajectory.
+  bool resume(int l, const double* ql, double tl, double t_carry, const double* Y, int steps) {
+    if constexpr (Sens) {
+      double Yl[N * W];
+      for (int i = 0; i < N; ++i)
+        for (int f = 0; f < F; ++f) Yl[i * W + N + f] = Y[(i * W + N + f) * kW + l];
+      return lane_[l]->resume(ql, tl, t_carry, Yl, steps);
+    } else {
+      return lane_[l]->resume(ql, tl, t_carry);
+    }
+  }
+
+  void end_and_refill(int l) {
+    counter_.one_done();
+    refill(l);
+  }
+
+  // The routine's own step, and its event on a bracket (as run()); flattened as lanes_rk4_step.
+  __attribute__((flatten)) static bool step_alone(Traj& tr) {
+    const typename Traj::StepOutcome outcome = tr.step();
+    if (outcome == Traj::StepOutcome::Ended) return true;
+    return outcome == Traj::StepOutcome::Bracketed && tr.take_bracketed_event();
+  }
+
+  // Starts lane l on the next row (past rows that end in begin()); leaves it empty when no row is
+  // left or a stop was requested.
+  void refill(int l) {
+    lane_[l].reset();
+    matrices_mode_[l] = -1;
+    for (;;) {
+      if (interrupt_requested()) return;
+      const std::size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n_) return;
+      for (int p = 0; p < P; ++p)
+        rows_[static_cast<std::size_t>(p) * kW + l] = theta_[static_cast<std::size_t>(p) * n_ + i];
+      lane_[l].emplace(m_, o_, RowParams{rows_ + l, kW}, i, out_);
+      if constexpr (has_lane_guard_bound<Model>::value) summarize();
+      if (!lane_[l]->begin()) return;
+      counter_.one_done();
+      lane_[l].reset();
+    }
+  }
+
+  // The guard bound's summary of the lanes' rows. Flattened as lanes_rk4_step: called out of line,
+  // the model's template is compiled for the baseline, which passes lane vectors differently.
+  __attribute__((flatten)) void summarize() { summary_ = m_.guard_summary(LaneArray{rows_}); }
+
+  const Model& m_;
+  const Options& o_;
+  const double* theta_;
+  const std::size_t n_;
+  const typename Output::View& out_;
+  std::atomic<std::size_t>& next_;
+  ProgressCounter& counter_;
+  HWY_ALIGN double rows_[P * kW] = {};  // the lanes' parameter rows, transposed
+  std::optional<Traj> lane_[kW];
+  int matrices_mode_[kW];  // with Sens: the mode whose step matrices lane l's columns hold, or -1
+  // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).
+  typename guard_summary_of<Model, LaneArray>::type summary_{};
+};
+
+template <class Output, class Model, bool Sens>
+void run_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
+               const typename Output::View& out, const Progress* progress) {
+  std::atomic<std::size_t> next{0};
+  ProgressCounter counter(progress, n);
+#pragma omp parallel num_threads(cpu::detail::thread_count(options, n))
+  LaneGroup<Output, Model, Sens>(model, options, theta, n, out, next, counter).run();
+  throw_if_interrupted();
+  counter.finish();
+}
+#endif  // HWY_TARGET
+
+}  // namespace HWY_NAMESPACE
+}  // namespace saltation::cpu_lanes
+HWY_AFTER_NAMESPACE();
+
+#endif  // SALTATION_CPU_LANES_INL_H
