@@ -135,6 +135,33 @@ inline bool any_lane(const LaneMask& m) { return !hn::AllFalse(Tag(), m.m); }
 inline bool all_lanes(const LaneMask& m) { return hn::AllTrue(Tag(), m.m); }
 // As saltation::is_finite: x - x is 0 exactly for finite x, NaN otherwise.
 inline LaneMask is_finite(const LaneVec& x) { return x - x == LaneVec(0.0); }
+// The bit-level steps of saltation::elementary (elementary.hpp), lane by lane as its double
+// versions: the biased exponent of a positive finite x as a number, x scaled into [1, 2), and
+// 2^(b - 1023) for an integer b in [1, 2046].
+inline LaneVec exponent_field(const LaneVec& x) {
+  const hn::RebindToUnsigned<Tag> du;
+  const auto two52 = hn::Set(Tag(), 4503599627370496.0);  // 2^52: its low bits hold an integer exactly
+  const auto field = hn::ShiftRight<52>(hn::BitCast(du, x.v));
+  return LaneVec(hn::Sub(hn::BitCast(Tag(), hn::Or(field, hn::BitCast(du, two52))), two52));
+}
+inline LaneVec unit_mantissa(const LaneVec& x) {
+  const hn::RebindToUnsigned<Tag> du;
+  const auto mantissa = hn::And(hn::BitCast(du, x.v), hn::Set(du, 0x000fffffffffffffULL));
+  return LaneVec(hn::BitCast(Tag(), hn::Or(mantissa, hn::Set(du, 0x3ff0000000000000ULL))));
+}
+inline LaneVec power_of_two(const LaneVec& biased) {
+  const hn::RebindToUnsigned<Tag> du;
+  // b + 2^52 holds b in its low bits; shifted left by 52 they are the exponent field of 2^(b - 1023).
+  const auto low = hn::BitCast(du, hn::Add(biased.v, hn::Set(Tag(), 4503599627370496.0)));
+  return LaneVec(hn::BitCast(Tag(), hn::ShiftLeft<52>(low)));
+}
+// f(x) in the lanes where m holds, value elsewhere.
+template <class F>
+LaneVec library_where(const LaneMask& m, const LaneVec& x, const LaneVec& value, F f) {
+  if (!any_lane(m)) return value;
+  return select(m, per_lane(x, f), value);
+}
+
 // Bit l set where lane l's mask is true.
 inline unsigned lane_bits(const LaneMask& m) {
   uint8_t b[8] = {};

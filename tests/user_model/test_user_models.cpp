@@ -295,36 +295,51 @@ void expect_bitwise(A& a, A& b) {
   else zip_arrays(a, b, same);
 }
 
-// A model file whose flow and guards are arithmetic runs its free flight in the CPU's SIMD lanes
-// (compiled into its plugin for this CPU's vector target): records and observations bitwise those
-// of the scalar driver (SALTATION_SIMD=0), forward and with sensitivities (affine flows), with
-// probes 0 and 3, over rows that bounce, settle, chatter, overflow and fall outside the domain.
+// A model file whose flow and guards are arithmetic and elementary functions runs its free flight
+// in the CPU's SIMD lanes (compiled into its plugin for this CPU's vector target): records and
+// observations bitwise those of the scalar driver (SALTATION_SIMD=0), forward and with
+// sensitivities (in lanes for the affine flows), with probes 0 and 3, over rows that bounce,
+// settle, chatter, overflow and fall outside the domain. The ball and the hopper are affine; the
+// Duffing oscillator (x^3, cos) and the pendulum with drag (sin, abs) are not.
 TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
   {
     saltation::testing::SimdChoice best("best");
     if (cpu::lane_target().width == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
   }
   std::mt19937_64 rng(11);
-  std::vector<std::vector<double>> ball_rows, hopper_rows;
+  std::vector<std::vector<double>> ball_rows, hopper_rows, duffing_rows, pendulum_rows;
   for (int i = 0; i < 37; ++i) {
     std::vector<double> ball = {uniform(rng, 0.3, 2.0), uniform(rng, -3.0, 3.0), uniform(rng, 0.4, 0.95)};
     std::vector<double> hopper = {uniform(rng, 1.05, 2.0), uniform(rng, -1.0, 1.0), uniform(rng, 60.0, 200.0),
                                   uniform(rng, 0.8, 1.0), uniform(rng, 0.0, 1.0)};
+    // x0, v0, delta, alpha, beta, gamma, omega, e; phi0, omega0, L, k, e
+    std::vector<double> duffing = {uniform(rng, 0.0, 0.9), uniform(rng, -0.5, 0.5), uniform(rng, 0.05, 0.2),
+                                   uniform(rng, 0.5, 1.5), uniform(rng, 0.5, 1.5),  uniform(rng, 0.8, 2.5),
+                                   uniform(rng, 1.0, 1.4), uniform(rng, 0.6, 0.9)};
+    std::vector<double> pendulum = {uniform(rng, 0.3, 1.2), uniform(rng, -1.0, 1.0), uniform(rng, 0.5, 2.0),
+                                    uniform(rng, 0.05, 0.5), uniform(rng, 0.5, 0.9)};
     switch (i % 6) {
-      case 0: ball[2] = 0.0, hopper[4] = 0.0; break;                      // stop dead: Zeno or settled
-      case 1: ball[0] = ball[1] = 1e308, hopper[1] = 1e308; break;        // overflows
-      case 2: ball[2] = 1.5, hopper[2] = -1.0; break;                     // outside the domain
-      case 3: ball[0] = 1e-6, ball[1] = 1e-3, hopper[2] = 5000.0; break;  // a hop within a step; hard leg
+      case 0: ball[2] = 0.0, hopper[4] = 0.0, duffing[7] = 0.0, pendulum[4] = 0.0; break;  // stop dead
+      case 1:                                                                              // overflows
+        ball[0] = ball[1] = 1e308, hopper[1] = 1e308, duffing[3] = 1e308, pendulum[1] = 1e300;
+        break;
+      case 2: ball[2] = 1.5, hopper[2] = -1.0, duffing[6] = -1.0, pendulum[2] = 0.0; break;  // outside the domain
+      case 3: ball[0] = 1e-6, ball[1] = 1e-3, hopper[2] = 5000.0, duffing[5] = 40.0; break;  // short hops, hard hits
       default: break;
     }
     ball_rows.push_back(ball);
     hopper_rows.push_back(hopper);
+    duffing_rows.push_back(duffing);
+    pendulum_rows.push_back(pendulum);
   }
   const std::vector<ObjectiveSpec> objectives = {
       {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
-  for (const auto& [name, rows, P] :
-       {std::tuple{"bouncing_ball", ball_rows, 3}, std::tuple{"hopper", hopper_rows, 5}}) {
-    const AnyModel model = load(name);
+  for (const auto& [file, rows, P] : {std::tuple{"examples/models/bouncing_ball.json", ball_rows, 3},
+                                      std::tuple{"examples/models/hopper.json", hopper_rows, 5},
+                                      std::tuple{"bench/models/duffing_stop.json", duffing_rows, 8},
+                                      std::tuple{"bench/models/pendulum_drag.json", pendulum_rows, 5}}) {
+    const std::string name = file;
+    const AnyModel model = configure_model(io::parse_model_choice({{"model", {{"file", source_path(file)}}}}, ""));
     const Batch batch = Batch::from_rows(rows, P);
     for (const int probes : {0, 3})
       for (const double v_stop : {0.0, 0.3})
