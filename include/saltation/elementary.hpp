@@ -6,16 +6,15 @@
 // lanes with the scalar driver's results (docs/simd_lanes.md). Model files call these.
 //
 // Accuracy against the C library, measured by tests/test_elementary.cpp (which holds each to its
-// bound): exp and log within 1 ulp; sin and cos within 1.5 ulp for |x| <= 100 and 2 ulp beyond
-// (the reduced argument is one double). sin and cos reduce the argument by pi/2 in three parts
-// (Cody and Waite) for |x| <= 2^19 pi/2, and return the C library's value beyond. On the device
-// each is CUDA's function.
+// bound): exp (numeric.hpp's exp_by_table) and log within 1 ulp; sin and cos within 1.5 ulp for |x| <= 100 and 2 ulp
+// beyond (the reduced argument is one double). sin and cos reduce the argument by pi/2 in three parts (Cody and Waite)
+// for |x| <= 2^19 pi/2, and return the C library's value beyond. On the device each is CUDA's function.
 //
 // What a scalar type provides, besides arithmetic, comparisons, select and any_lane (numeric.hpp;
 // lane_vec-inl.h for the lanes): for a positive finite x, exponent_field(x), the biased exponent
-// of x as a number, and unit_mantissa(x), x scaled by a power of two into [1, 2); power_of_two(b),
-// 2^(b - 1023) for an integer b in [1, 2046]; and library_where(m, x, value, f), f(x) where m
-// holds and value elsewhere.
+// of x as a number, and unit_mantissa(x), x scaled by a power of two into [1, 2); library_where(m,
+// x, value, f), f(x) where m holds and value elsewhere; and the steps of numeric.hpp's
+// exp_by_table (to_bits, from_bits and exp2_fraction).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -43,9 +42,6 @@ SALTATION_HD inline double from_bits(std::uint64_t b) {
 SALTATION_HD inline double exponent_field(double x) { return static_cast<double>(detail::bits_of(x) >> 52); }
 SALTATION_HD inline double unit_mantissa(double x) {
   return detail::from_bits((detail::bits_of(x) & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
-}
-SALTATION_HD inline double power_of_two(double biased) {
-  return detail::from_bits(static_cast<std::uint64_t>(biased) << 52);
 }
 template <class F>
 SALTATION_HD double library_where(bool m, double x, double value, F f) {
@@ -134,24 +130,11 @@ SALTATION_HD S exp(const S& x) {
 #ifdef __CUDA_ARCH__
   return ::exp(x);
 #else
-  // x = k ln 2 + r, |r| <= ln 2 / 2; e^x = 2^k e^r, e^r by its Taylor polynomial to r^13.
-  constexpr double kInvLn2 = 0x1.71547652b82fep+0;
-  constexpr double kLn2Hi = 0x1.62e42ff000000p-1, kLn2Lo = -0x1.718432a1b0e26p-35;  // k * hi is exact
-  // Beyond these e^x is +inf or 0; between them and ln(max) or the least subnormal's log the
-  // scaling below overflows or rounds to 0 itself.
-  constexpr double kMax = 709.79, kMin = -745.2;
-  constexpr double c[12] = {0x1.0000000000000p-1,  0x1.5555555555555p-3,  0x1.5555555555555p-5,  0x1.1111111111111p-7,
-                            0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19,
-                            0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33};
-  const auto over = x > S(kMax), under = x < S(kMin);
-  const S x_in = select(over || under, S(0.0), x);
-  const S k = detail::round_to_integer(x_in * S(kInvLn2));
-  const S r = (x_in - k * S(kLn2Hi)) - k * S(kLn2Lo);
-  const S e_r = S(1.0) + (r + r * (r * detail::horner(r, c)));
-  // 2^k in two factors, so that a subnormal result is rounded once: k in [-1075, 1024].
-  const S k1 = detail::round_to_integer(k * S(0.5) - S(0.25)), k2 = k - k1;
-  const S value = (e_r * power_of_two(k1 + S(1023.0))) * power_of_two(k2 + S(1023.0));
-  return select(!(x == x), x, select(over, S(HUGE_VAL), select(under, S(0.0), value)));  // NaN stays NaN
+  // numeric.hpp's table and polynomial (within 0.511 ulp) on [-708, 709.78]; the C library's
+  // value beyond (subnormal results, the last sliver below overflow, the infinities, NaN).
+  const auto outside = !(x >= S(-708.0) && x <= S(709.78));
+  const S value = saltation::detail::exp_by_table_in_range(select(outside, S(0.0), x));
+  return library_where(outside, x, value, [](double a) { return std::exp(a); });
 #endif
 }
 

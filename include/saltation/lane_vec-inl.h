@@ -136,8 +136,7 @@ inline bool all_lanes(const LaneMask& m) { return hn::AllTrue(Tag(), m.m); }
 // As saltation::is_finite: x - x is 0 exactly for finite x, NaN otherwise.
 inline LaneMask is_finite(const LaneVec& x) { return x - x == LaneVec(0.0); }
 // The bit-level steps of saltation::elementary (elementary.hpp), lane by lane as its double
-// versions: the biased exponent of a positive finite x as a number, x scaled into [1, 2), and
-// 2^(b - 1023) for an integer b in [1, 2046].
+// versions: the biased exponent of a positive finite x as a number, and x scaled into [1, 2).
 inline LaneVec exponent_field(const LaneVec& x) {
   const hn::RebindToUnsigned<Tag> du;
   const auto two52 = hn::Set(Tag(), 4503599627370496.0);  // 2^52: its low bits hold an integer exactly
@@ -149,12 +148,29 @@ inline LaneVec unit_mantissa(const LaneVec& x) {
   const auto mantissa = hn::And(hn::BitCast(du, x.v), hn::Set(du, 0x000fffffffffffffULL));
   return LaneVec(hn::BitCast(Tag(), hn::Or(mantissa, hn::Set(du, 0x3ff0000000000000ULL))));
 }
-inline LaneVec power_of_two(const LaneVec& biased) {
-  const hn::RebindToUnsigned<Tag> du;
-  // b + 2^52 holds b in its low bits; shifted left by 52 they are the exponent field of 2^(b - 1023).
-  const auto low = hn::BitCast(du, hn::Add(biased.v, hn::Set(Tag(), 4503599627370496.0)));
-  return LaneVec(hn::BitCast(Tag(), hn::ShiftLeft<52>(low)));
+
+// The bits of W doubles, with the integer steps of exp_by_table (numeric.hpp) lane by lane.
+struct LaneBits {
+  hn::Vec<hn::RebindToUnsigned<Tag>> v;
+};
+inline LaneBits to_bits(const LaneVec& x) { return {hn::BitCast(hn::RebindToUnsigned<Tag>(), x.v)}; }
+inline LaneVec from_bits(const LaneBits& b) { return LaneVec(hn::BitCast(Tag(), b.v)); }
+inline LaneBits operator&(const LaneBits& a, std::uint64_t m) {
+  return {hn::And(a.v, hn::Set(hn::RebindToUnsigned<Tag>(), m))};
 }
+inline LaneBits operator+(const LaneBits& a, std::uint64_t m) {
+  return {hn::Add(a.v, hn::Set(hn::RebindToUnsigned<Tag>(), m))};
+}
+inline LaneBits operator>>(const LaneBits& a, int shift) { return {hn::ShiftRightSame(a.v, shift)}; }
+inline LaneBits operator<<(const LaneBits& a, int shift) { return {hn::ShiftLeftSame(a.v, shift)}; }
+// 2^(j/128) as its double and the rest, from the table, for j in [0, 127].
+inline void exp2_fraction(const LaneBits& j, LaneVec& hi, LaneVec& lo) {
+  const hn::RebindToSigned<Tag> di;
+  const auto index = hn::BitCast(di, hn::Add(j.v, j.v));
+  hi = LaneVec(hn::GatherIndex(Tag(), kExp2Fractions, index));
+  lo = LaneVec(hn::GatherIndex(Tag(), kExp2Fractions + 1, index));
+}
+
 // f(x) in the lanes where m holds, value elsewhere.
 template <class F>
 LaneVec library_where(const LaneMask& m, const LaneVec& x, const LaneVec& value, F f) {

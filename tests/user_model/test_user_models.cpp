@@ -300,14 +300,15 @@ void expect_bitwise(A& a, A& b) {
 // observations bitwise those of the scalar driver (SALTATION_SIMD=0), forward and with
 // sensitivities (in lanes for the affine flows), with probes 0 and 3, over rows that bounce,
 // settle, chatter, overflow and fall outside the domain. The ball and the hopper are affine; the
-// Duffing oscillator (x^3, cos) and the pendulum with drag (sin, abs) are not.
+// Duffing oscillator (x^3, cos), the pendulum with drag (sin, abs) and the ball in air (exp, log,
+// sin) are not.
 TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
   {
     saltation::testing::SimdChoice best("best");
     if (cpu::lane_target().width == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
   }
   std::mt19937_64 rng(11);
-  std::vector<std::vector<double>> ball_rows, hopper_rows, duffing_rows, pendulum_rows;
+  std::vector<std::vector<double>> ball_rows, hopper_rows, duffing_rows, pendulum_rows, air_rows;
   for (int i = 0; i < 37; ++i) {
     std::vector<double> ball = {uniform(rng, 0.3, 2.0), uniform(rng, -3.0, 3.0), uniform(rng, 0.4, 0.95)};
     std::vector<double> hopper = {uniform(rng, 1.05, 2.0), uniform(rng, -1.0, 1.0), uniform(rng, 60.0, 200.0),
@@ -331,15 +332,31 @@ TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
     hopper_rows.push_back(hopper);
     duffing_rows.push_back(duffing);
     pendulum_rows.push_back(pendulum);
+    // h0, v0, c, e (e out of its domain in the rows that leave it)
+    air_rows.push_back({i % 6 == 1 ? 1e300 : uniform(rng, 0.5, 3.0), uniform(rng, -2.0, 2.0), uniform(rng, 0.01, 0.3),
+                        i % 6 == 2   ? -1.0
+                        : i % 6 == 0 ? 0.0
+                                     : uniform(rng, 0.5, 0.9)});
   }
+  // A ball through air thinning as exp(-h), with a log term and a ripple whose argument goes past
+  // sin's reduction range (the library's value, lane by lane): exp, log and sin in the lanes.
+  const fs::path air = g_scratch / "air_ball.json";
+  std::ofstream(air) << R"json({"name": "air_ball", "states": ["h", "v"],
+    "parameters": [{"name": "h0"}, {"name": "v0"}, {"name": "c", "domain": ">= 0"}, {"name": "e", "domain": "[0, 1]"}],
+    "constants": {"g": 9.81},
+    "initial_state": {"h": "h0", "v": "v0"},
+    "flow": {"h": "v", "v": "-g - c * exp(-h) * v * abs(v) + 0.1 * log(1 + h^2) + 1e-3 * sin(1e6 * h)"},
+    "guards": [{"name": "ground", "expression": "h", "direction": "falling", "reset": {"v": "-e * v"}}]})json";
   const std::vector<ObjectiveSpec> objectives = {
       {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
-  for (const auto& [file, rows, P] : {std::tuple{"examples/models/bouncing_ball.json", ball_rows, 3},
-                                      std::tuple{"examples/models/hopper.json", hopper_rows, 5},
-                                      std::tuple{"bench/models/duffing_stop.json", duffing_rows, 8},
-                                      std::tuple{"bench/models/pendulum_drag.json", pendulum_rows, 5}}) {
-    const std::string name = file;
-    const AnyModel model = configure_model(io::parse_model_choice({{"model", {{"file", source_path(file)}}}}, ""));
+  for (const auto& [file, rows, P] :
+       {std::tuple{"examples/models/bouncing_ball.json", ball_rows, 3},
+        std::tuple{"examples/models/hopper.json", hopper_rows, 5},
+        std::tuple{"bench/models/duffing_stop.json", duffing_rows, 8},
+        std::tuple{"bench/models/pendulum_drag.json", pendulum_rows, 5}, std::tuple{"", air_rows, 4}}) {
+    const std::string name = *file ? file : "air_ball";
+    const std::string path = *file ? source_path(file) : air.string();
+    const AnyModel model = configure_model(io::parse_model_choice({{"model", {{"file", path}}}}, ""));
     const Batch batch = Batch::from_rows(rows, P);
     for (const int probes : {0, 3})
       for (const double v_stop : {0.0, 0.3})
