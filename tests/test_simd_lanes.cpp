@@ -9,10 +9,10 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "expect_bitwise.hpp"
 #include "saltation/cpu.hpp"
 #include "saltation/cpu_lanes.hpp"
 #include "saltation/models/bouncing_ball.hpp"
@@ -26,6 +26,7 @@ using namespace saltation;
 
 namespace {
 
+using saltation::testing::expect_bitwise;
 using saltation::testing::SimdChoice;
 
 // The vector targets this CPU can run: "avx3" and/or "avx2" (SALTATION_SIMD values; "" is the best).
@@ -38,23 +39,6 @@ std::vector<std::string> lane_targets() {
   SimdChoice avx2("avx2");
   if (cpu::lane_target().width == 4) targets.push_back("avx2");
   return targets;
-}
-
-// Every element the same bits, except that a NaN matches any NaN: its sign bit is whatever the
-// instruction that made it (or the operand order the compiler chose for it) gives, and means nothing.
-template <class A, class B>
-void expect_bitwise(A& a, B& b) {
-  const auto same = [](const auto& x, const auto& y) {
-    ASSERT_EQ(x.size(), y.size());
-    std::size_t differing = 0;
-    for (std::size_t k = 0; k < x.size(); ++k) {
-      const bool both_nan = x[k] != x[k] && y[k] != y[k];
-      if (!both_nan && std::memcmp(&x[k], &y[k], sizeof(x[k])) != 0) ++differing;
-    }
-    EXPECT_EQ(differing, 0u);
-  };
-  if constexpr (std::is_same_v<A, Observation>) Observation::zip(a, b, same);
-  else zip_arrays(a, b, same);
 }
 
 // The terrain ball's mixed batch: sample rows (bounces over K bumps, most settle) with special

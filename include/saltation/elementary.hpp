@@ -27,21 +27,9 @@
 namespace saltation::elementary {
 
 // The double versions of the scalar's primitives (one lane).
-namespace detail {
-SALTATION_HD inline std::uint64_t bits_of(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-SALTATION_HD inline double from_bits(std::uint64_t b) {
-  double x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-}  // namespace detail
-SALTATION_HD inline double exponent_field(double x) { return static_cast<double>(detail::bits_of(x) >> 52); }
+SALTATION_HD inline double exponent_field(double x) { return static_cast<double>(saltation::detail::to_bits(x) >> 52); }
 SALTATION_HD inline double unit_mantissa(double x) {
-  return detail::from_bits((detail::bits_of(x) & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+  return saltation::detail::from_bits((saltation::detail::to_bits(x) & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
 }
 template <class F>
 SALTATION_HD double library_where(bool m, double x, double value, F f) {

@@ -9,18 +9,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "../../examples/impact_pendulum/impact_pendulum.hpp"
+#include "../expect_bitwise.hpp"
 #include "../simd_choice.hpp"
 #include "saltation/cpu_lanes.hpp"
 #include "saltation/io/solve_io.hpp"
@@ -279,22 +278,6 @@ TEST(UserModelFile, HopperSensitivitiesAgreeWithFiniteDifferences) {
   EXPECT_TRUE(check.ok(1e-6)) << check.summary();
 }
 
-// Every array the same bits, but that a NaN matches any NaN (its sign bit means nothing).
-template <class A>
-void expect_bitwise(A& a, A& b) {
-  const auto same = [](const auto& x, const auto& y) {
-    ASSERT_EQ(x.size(), y.size());
-    std::size_t differing = 0;
-    for (std::size_t k = 0; k < x.size(); ++k) {
-      const bool both_nan = x[k] != x[k] && y[k] != y[k];
-      if (!both_nan && std::memcmp(&x[k], &y[k], sizeof(x[k])) != 0) ++differing;
-    }
-    EXPECT_EQ(differing, 0u);
-  };
-  if constexpr (std::is_same_v<A, Observation>) Observation::zip(a, b, same);
-  else zip_arrays(a, b, same);
-}
-
 // A model file whose flow and guards are arithmetic and elementary functions runs its free flight
 // in the CPU's SIMD lanes (compiled into its plugin for this CPU's vector target): records and
 // observations bitwise those of the scalar driver (SALTATION_SIMD=0), forward and with
@@ -379,8 +362,8 @@ TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
             };
             auto [lanes, lanes_observed] = solve_both("best");
             auto [scalar, scalar_observed] = solve_both("0");
-            expect_bitwise(lanes, scalar);
-            expect_bitwise(lanes_observed, scalar_observed);
+            saltation::testing::expect_bitwise(lanes, scalar);
+            saltation::testing::expect_bitwise(lanes_observed, scalar_observed);
             std::vector<int> ends(8, 0);
             for (std::size_t i = 0; i < scalar.n; ++i) ++ends[scalar.status[i]];
             EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
