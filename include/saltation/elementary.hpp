@@ -17,7 +17,6 @@
 // exp_by_table (to_bits, from_bits and exp2_fraction).
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "saltation/config.hpp"
