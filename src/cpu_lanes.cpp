@@ -43,6 +43,7 @@ struct LaneTable : LaneTableBase SALTATION_FOR_EACH_BUILTIN_MODEL(SALTATION_LANE
 #endif
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu_lanes.cpp"
+#define SALTATION_LANES_FLATTEN_STEP __attribute__((flatten))
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "saltation/cpu_lanes-inl.h"

@@ -32,6 +32,14 @@
 #include "saltation/params.hpp"
 #include "saltation/progress_counter.hpp"
 
+// The library's build per target flattens a lane's own step (step(), its event and all they call)
+// into the lanes' target: called out of line, that code would be the baseline's. A build for one
+// target (cpu_lanes_static.hpp) compiles all of it for that target, where flattening it would
+// only double a model file plugin's compile time.
+#ifndef SALTATION_LANES_FLATTEN_STEP
+#define SALTATION_LANES_FLATTEN_STEP
+#endif
+
 #if defined(SALTATION_CPU_LANES_INL_H) == defined(HWY_TARGET_TOGGLE)
 #ifdef SALTATION_CPU_LANES_INL_H
 #undef SALTATION_CPU_LANES_INL_H
@@ -363,8 +371,9 @@ class LaneGroup {
     refill(l);
   }
 
-  // The routine's own step, and its event on a bracket (as run()); flattened as lanes_rk4_step.
-  __attribute__((flatten)) static bool step_alone(Traj& tr) {
+  // The routine's own step, and its event on a bracket (as run()); flattened where the build
+  // asks for it (SALTATION_LANES_FLATTEN_STEP, above).
+  SALTATION_LANES_FLATTEN_STEP static bool step_alone(Traj& tr) {
     const typename Traj::StepOutcome outcome = tr.step();
     if (outcome == Traj::StepOutcome::Ended) return true;
     return outcome == Traj::StepOutcome::Bracketed && tr.take_bracketed_event();
