@@ -53,38 +53,18 @@ struct Arrays {
 };
 
 // The exponent n of x ^ n where it is a number 2 <= n <= 8: taken by n - 1 multiplications
-// (integer_power), cheaper than pow and exact in SIMD lanes; 0 for any other power.
+// (integer_power), cheaper than pow and in vectors in the SIMD lanes; 0 for any other power.
 int small_integer_exponent(const ExprPtr& e) {
   const ExprPtr& n = e->args[1];
   if (n->op != Op::Number || n->number < 2.0 || n->number > 8.0 || n->number != static_cast<int>(n->number)) return 0;
   return static_cast<int>(n->number);
 }
 
-// The functions taken from saltation::elementary (elementary.hpp), which give a SIMD lane the bits
-// of the scalar driver; the others are the C library's (through dual.hpp).
+// The functions taken from saltation::elementary (elementary.hpp), which run in vectors in the SIMD
+// lanes with the scalar driver's bits; the others are the C library's (through dual.hpp), which
+// the lanes call lane by lane.
 bool in_elementary(const std::string& function) {
   return function == "exp" || function == "log" || function == "sin" || function == "cos";
-}
-
-// True where the expression is arithmetic, sqrt, abs, small integer powers and the elementary
-// functions above only: what the SIMD lanes compute in vectors. Any other function would be called
-// lane by lane from the C library, which costs more than the lanes save.
-bool vector_exact(const ExprPtr& e) {
-  if (e->op == Op::Power && !small_integer_exponent(e)) return false;
-  if (e->op == Op::Call && e->name != "sqrt" && e->name != "abs" && !in_elementary(e->name)) return false;
-  for (const ExprPtr& a : e->args)
-    if (!vector_exact(a)) return false;
-  return true;
-}
-
-// Whether the model's free flight runs in the CPU's SIMD lanes: every flow and guard vector-exact.
-bool runs_in_lanes(const ModelSpec& spec) {
-  for (const auto& mode : spec.flow)
-    for (const ExprPtr& f : mode)
-      if (!vector_exact(f)) return false;
-  for (const Guard& g : spec.guards)
-    if (!vector_exact(g.expression)) return false;
-  return true;
 }
 
 // The expression as C++ over the states, the parameters and the constants c. The slope helpers
@@ -403,13 +383,11 @@ std::string plugin_source(const ModelSpec& spec, const std::string& key, bool cu
     << "#include \"saltation/user_model/plugin.hpp\"\n\n"
     << model_header(spec, "saltation_generated") << "\n";
   // On the device one thread per trajectory; on the CPU the SIMD lanes of the target the
-  // toolchain compiles for, where they pay.
-  if (cuda || runs_in_lanes(spec)) {
-    const char* driver = cuda ? "solve.cuh" : "saltation/cpu_lanes_static.hpp";
-    const char* trait = cuda ? "has_cuda_driver" : "has_static_cpu_lanes";
-    o << "#include \"" << driver << "\"\n\nnamespace saltation {\ntemplate <>\n"
-      << "struct " << trait << "<saltation_generated::Model> : std::true_type {};\n}  // namespace saltation\n\n";
-  }
+  // toolchain compiles for.
+  const char* driver = cuda ? "solve.cuh" : "saltation/cpu_lanes_static.hpp";
+  const char* trait = cuda ? "has_cuda_driver" : "has_static_cpu_lanes";
+  o << "#include \"" << driver << "\"\n\nnamespace saltation {\ntemplate <>\n"
+    << "struct " << trait << "<saltation_generated::Model> : std::true_type {};\n}  // namespace saltation\n\n";
   o << "SALTATION_USER_MODEL_PLUGIN(saltation_generated::Model, " << quoted(key) << ")\n";
   return o.str();
 }

@@ -278,13 +278,11 @@ TEST(UserModelFile, HopperSensitivitiesAgreeWithFiniteDifferences) {
   EXPECT_TRUE(check.ok(1e-6)) << check.summary();
 }
 
-// A model file whose flow and guards are arithmetic and elementary functions runs its free flight
-// in the CPU's SIMD lanes (compiled into its plugin for this CPU's vector target): records and
-// observations bitwise those of the scalar driver (SALTATION_SIMD=0), forward and with
-// sensitivities (in lanes for the affine flows), with probes 0 and 3, over rows that bounce,
-// settle, chatter, overflow and fall outside the domain. The ball and the hopper are affine; the
-// Duffing oscillator (x^3, cos), the pendulum with drag (sin, abs) and the ball in air (exp, log,
-// sin) are not.
+// A model file runs its free flight in the CPU's SIMD lanes (compiled into its plugin for this CPU's vector target):
+// records and observations bitwise those of the scalar driver (SALTATION_SIMD=0), forward and with sensitivities (in
+// lanes for the affine flows), with probes 0 and 3, over rows that bounce, settle, chatter, overflow and fall outside
+// the domain. The ball and the hopper are affine; the Duffing oscillator (x^3, cos), the pendulum with drag (sin, abs)
+// and the ball in air (exp, log, sin, atan2) are not.
 TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
   {
     saltation::testing::SimdChoice best("best");
@@ -321,14 +319,15 @@ TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
                         : i % 6 == 0 ? 0.0
                                      : uniform(rng, 0.5, 0.9)});
   }
-  // A ball through air thinning as exp(-h), with a log term and a ripple whose argument goes past
-  // sin's reduction range (the library's value, lane by lane): exp, log and sin in the lanes.
+  // A ball through air thinning as exp(-h), with a log term, a ripple whose argument goes past
+  // sin's reduction range (the library's value, lane by lane) and an atan2 term (the library's,
+  // lane by lane): exp, log and sin in vectors and the C library per lane.
   const fs::path air = g_scratch / "air_ball.json";
   std::ofstream(air) << R"json({"name": "air_ball", "states": ["h", "v"],
     "parameters": [{"name": "h0"}, {"name": "v0"}, {"name": "c", "domain": ">= 0"}, {"name": "e", "domain": "[0, 1]"}],
     "constants": {"g": 9.81},
     "initial_state": {"h": "h0", "v": "v0"},
-    "flow": {"h": "v", "v": "-g - c * exp(-h) * v * abs(v) + 0.1 * log(1 + h^2) + 1e-3 * sin(1e6 * h)"},
+    "flow": {"h": "v", "v": "-g - c * exp(-h) * v * abs(v) + 0.1 * log(1 + h^2) + 1e-3 * sin(1e6 * h) + 0.01 * atan2(v, 1 + h^2)"},
     "guards": [{"name": "ground", "expression": "h", "direction": "falling", "reset": {"v": "-e * v"}}]})json";
   const std::vector<ObjectiveSpec> objectives = {
       {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
