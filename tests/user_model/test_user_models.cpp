@@ -372,6 +372,49 @@ TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
   }
 }
 
+// Dips through a guard shorter than a step, in the SIMD lanes: a pendulum (phi'' = -sin phi) whose
+// swing passes the wall at phi = 1 by 1e-6 to 1e-4 rad, for a fraction of dt = 0.1. The end of a
+// step sees few of these excursions; the probes on the step's dense output, screened in vectors,
+// see more, and hand those steps to step(), which finds the same events as the scalar driver.
+TEST(UserModelFile, SimdLanesProbesCatchDipsShorterThanAStep) {
+  {
+    saltation::testing::SimdChoice best("best");
+    if (cpu::lane_target().width == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
+  }
+  const fs::path file = g_scratch / "grazing_pendulum.json";
+  std::ofstream(file) << R"json({"name": "grazing_pendulum", "states": ["phi", "omega"],
+    "parameters": [{"name": "omega0"}, {"name": "e", "domain": "[0, 1]"}],
+    "initial_state": {"phi": "0", "omega": "omega0"},
+    "flow": {"phi": "omega", "omega": "-sin(phi)"},
+    "guards": [{"name": "wall", "expression": "phi - 1", "direction": "rising", "reset": {"omega": "-e * omega"}}]})json";
+  const AnyModel model = configure_model(io::parse_model_choice({{"model", {{"file", file.string()}}}}, ""));
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 64; ++i) {
+    const double amplitude = 1.0 + std::pow(10.0, -6.0 + 2.0 * i / 63.0);  // past the wall by 1e-6 .. 1e-4
+    rows.push_back({std::sqrt(2.0 * (1.0 - std::cos(amplitude))), 0.5});
+  }
+  const Batch batch = Batch::from_rows(rows, 2);
+  int events[2] = {};
+  for (const int probes : {0, 3}) {
+    SCOPED_TRACE("probes " + std::to_string(probes));
+    Options o = run_options(3.0, false);
+    o.dt = 0.1;
+    o.probes = probes;
+    o.threads = 2;
+    auto solve_with = [&](const char* simd) {
+      saltation::testing::SimdChoice choice(simd);
+      return model.solve(batch, o, Backend::Cpu);
+    };
+    Result lanes = solve_with("best"), scalar = solve_with("0");
+    saltation::testing::expect_bitwise(lanes, scalar);
+    for (std::size_t i = 0; i < batch.n; ++i) events[probes > 0] += scalar.n_events[i];
+  }
+  // One impact per row (the reset sends it back at half the speed), which the step's end sees in
+  // few rows and the probes in every one.
+  EXPECT_EQ(events[1], static_cast<int>(batch.n));
+  EXPECT_LT(events[0], static_cast<int>(batch.n) / 2);
+}
+
 // Constants are run-time data: g = 3.7 moves the first impact to (v0 + sqrt(v0^2 + 2 g h0)) / g
 // with the library compiled for the file's g, and no second one.
 TEST(UserModelFile, ConfigOverridesAConstantWithoutRecompiling) {
