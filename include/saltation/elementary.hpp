@@ -11,10 +11,9 @@
 // for |x| <= 2^19 pi/2, and return the C library's value beyond. On the device each is CUDA's function.
 //
 // What a scalar type provides, besides arithmetic, comparisons, select and any_lane (numeric.hpp;
-// lane_vec-inl.h for the lanes): for a positive finite x, exponent_field(x), the biased exponent
-// of x as a number, and unit_mantissa(x), x scaled by a power of two into [1, 2); library_where(m,
-// x, value, f), f(x) where m holds and value elsewhere; and the steps of numeric.hpp's
-// exp_by_table (to_bits, from_bits and exp2_fraction).
+// lane_vec-inl.h for the lanes): library_where(m, x, value, f), f(x) where m holds and value
+// elsewhere; and the bit steps of numeric.hpp's exp_by_table (to_bits, from_bits, the integer
+// operators on bits and exp2_fraction), which log's exponent and mantissa use too.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -25,17 +24,27 @@
 
 namespace saltation::elementary {
 
-// The double versions of the scalar's primitives (one lane).
-SALTATION_HD inline double exponent_field(double x) { return static_cast<double>(saltation::detail::to_bits(x) >> 52); }
-SALTATION_HD inline double unit_mantissa(double x) {
-  return saltation::detail::from_bits((saltation::detail::to_bits(x) & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
-}
+// The double version of library_where (one lane).
 template <class F>
 SALTATION_HD double library_where(bool m, double x, double value, F f) {
   return m ? f(x) : value;
 }
 
 namespace detail {
+
+// For a positive finite x: its biased exponent as a number (the field's bits put under those of
+// 2^52, which is then taken away), and x scaled by a power of two into [1, 2).
+template <class S>
+SALTATION_HD S exponent_field(const S& x) {
+  using saltation::detail::from_bits, saltation::detail::to_bits;
+  constexpr double kTwo52 = 4503599627370496.0;
+  return from_bits((to_bits(x) >> 52) | 0x4330000000000000ULL) - S(kTwo52);
+}
+template <class S>
+SALTATION_HD S unit_mantissa(const S& x) {
+  using saltation::detail::from_bits, saltation::detail::to_bits;
+  return from_bits((to_bits(x) & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+}
 
 // x rounded to the nearest integer (ties to even), for |x| < 2^51: two additions.
 template <class S>
@@ -147,7 +156,7 @@ SALTATION_HD S log(const S& x) {
   const S scaled = select(subnormal, x * S(0x1p54), x);
   const auto usable = scaled > S(0.0) && scaled < S(HUGE_VAL);  // positive and finite
   const S y = select(usable, scaled, S(1.0));
-  const S m0 = unit_mantissa(y), e0 = exponent_field(y) - select(subnormal, S(1077.0), S(1023.0));
+  const S m0 = detail::unit_mantissa(y), e0 = detail::exponent_field(y) - select(subnormal, S(1077.0), S(1023.0));
   const auto high = m0 > S(kSqrt2);
   const S m = select(high, m0 * S(0.5), m0), e = select(high, e0 + S(1.0), e0);
   const S g = m - S(1.0), f = g / (S(2.0) + g), z = f * f, half_g2 = S(0.5) * g * g;

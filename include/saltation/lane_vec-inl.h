@@ -135,21 +135,8 @@ inline bool any_lane(const LaneMask& m) { return !hn::AllFalse(Tag(), m.m); }
 inline bool all_lanes(const LaneMask& m) { return hn::AllTrue(Tag(), m.m); }
 // As saltation::is_finite: x - x is 0 exactly for finite x, NaN otherwise.
 inline LaneMask is_finite(const LaneVec& x) { return x - x == LaneVec(0.0); }
-// The bit-level steps of saltation::elementary (elementary.hpp), lane by lane as its double
-// versions: the biased exponent of a positive finite x as a number, and x scaled into [1, 2).
-inline LaneVec exponent_field(const LaneVec& x) {
-  const hn::RebindToUnsigned<Tag> du;
-  const auto two52 = hn::Set(Tag(), 4503599627370496.0);  // 2^52: its low bits hold an integer exactly
-  const auto field = hn::ShiftRight<52>(hn::BitCast(du, x.v));
-  return LaneVec(hn::Sub(hn::BitCast(Tag(), hn::Or(field, hn::BitCast(du, two52))), two52));
-}
-inline LaneVec unit_mantissa(const LaneVec& x) {
-  const hn::RebindToUnsigned<Tag> du;
-  const auto mantissa = hn::And(hn::BitCast(du, x.v), hn::Set(du, 0x000fffffffffffffULL));
-  return LaneVec(hn::BitCast(Tag(), hn::Or(mantissa, hn::Set(du, 0x3ff0000000000000ULL))));
-}
-
-// The bits of W doubles, with the integer steps of exp_by_table (numeric.hpp) lane by lane.
+// The bits of W doubles, with the integer steps of exp_by_table (numeric.hpp) and of
+// saltation::elementary's log lane by lane.
 struct LaneBits {
   hn::Vec<hn::RebindToUnsigned<Tag>> v;
 };
@@ -157,6 +144,9 @@ inline LaneBits to_bits(const LaneVec& x) { return {hn::BitCast(hn::RebindToUnsi
 inline LaneVec from_bits(const LaneBits& b) { return LaneVec(hn::BitCast(Tag(), b.v)); }
 inline LaneBits operator&(const LaneBits& a, std::uint64_t m) {
   return {hn::And(a.v, hn::Set(hn::RebindToUnsigned<Tag>(), m))};
+}
+inline LaneBits operator|(const LaneBits& a, std::uint64_t m) {
+  return {hn::Or(a.v, hn::Set(hn::RebindToUnsigned<Tag>(), m))};
 }
 inline LaneBits operator+(const LaneBits& a, std::uint64_t m) {
   return {hn::Add(a.v, hn::Set(hn::RebindToUnsigned<Tag>(), m))};
