@@ -62,6 +62,7 @@ struct TwoThresholds : TestModel {
 struct PendulumFloor : TestModel {
   static constexpr int N = 2, P = 4, M = 1;
   static constexpr const char* name = "pendulum_floor";
+  static constexpr bool polynomial_guards = true;
   template <class S, class Th>
   SALTATION_HD void initial_state(const Th& th, S* q) const {
     q[0] = th[0];

@@ -22,6 +22,8 @@ using saltation::sin;
 struct ImpactPendulum {
   static constexpr int N = 2, P = 6, M = 1, F = 2;
   static constexpr const char* name = "impact_pendulum";
+  // The guard is linear in phi: free flight skips the probes by the curvature bound.
+  static constexpr bool polynomial_guards = true;
   enum Param { Phi0 = 0, Omega0 = 1, Length = 2, C = 3, E = 4, Wall = 5 };
   static constexpr double pi = 3.141592653589793;
 

@@ -90,43 +90,137 @@ inline LaneMask lanes_past_surface(int direction, const LaneVec& g) {
   return direction < 0 ? g < LaneVec(0.0) : g > LaneVec(0.0);
 }
 
+// For a model without a guard bound, with probes: the guards at the flying lanes' states and at
+// their steps' ends, with their trend over the steps before (core::GuardTrend lane by lane), as
+// [j * W + l]. Bit l of g_known: g holds lane l's guards.
+template <int M>
+struct LaneGuards {
+  HWY_ALIGN double g[M * kW] = {}, g_end[M * kW] = {}, g_back[M * kW] = {}, d2_back[M * kW] = {};
+  int trend_steps[kW] = {};
+  unsigned g_known = 0;
+
+  // The lanes where the curvature bound applies (Trajectory::curvature_bound_clear).
+  unsigned bound_ready() const {
+    unsigned ready = 0;
+    for (int l = 0; l < kW; ++l)
+      if (trend_steps[l] == 2) ready |= 1u << l;
+    return ready & g_known;
+  }
+  // Lane l's from its trajectory (when it boards) and back (when it lands).
+  template <class Traj>
+  void take_from(const Traj& tr, int l) {
+    double gl[M];
+    core::GuardTrend<M> trend;
+    const bool known = tr.guards_at_state(gl, trend);
+    for (int j = 0; j < M; ++j) {
+      g[j * kW + l] = gl[j];
+      g_back[j * kW + l] = trend.g_back[j];
+      d2_back[j * kW + l] = trend.d2_back[j];
+    }
+    trend_steps[l] = trend.steps;
+    g_known = known ? g_known | 1u << l : g_known & ~(1u << l);
+  }
+  template <class Traj>
+  void hand_back(Traj& tr, int l) const {
+    double gl[M];
+    core::GuardTrend<M> trend;
+    for (int j = 0; j < M; ++j) {
+      gl[j] = g[j * kW + l];
+      trend.g_back[j] = g_back[j * kW + l];
+      trend.d2_back[j] = d2_back[j * kW + l];
+    }
+    trend.steps = trend_steps[l];
+    tr.take_guards(gl, trend);
+  }
+  // After the step the lanes `taken` took, as Trajectory::advance_trend and step() do lane by lane.
+  void advance(unsigned taken) {
+    const Tag d;
+    const auto moved = lanes_of_bits(taken).m, formed = lanes_of_bits(started()).m;
+    for (int j = 0; j < M; ++j) {
+      const auto g0 = hn::Load(d, g + j * kW), g1 = hn::Load(d, g_end + j * kW), gb = hn::Load(d, g_back + j * kW);
+      const auto d2 =
+          hn::IfThenElse(formed, core::second_difference(LaneVec(gb), LaneVec(g0), LaneVec(g1)).v, hn::Zero(d));
+      hn::Store(hn::IfThenElse(moved, d2, hn::Load(d, d2_back + j * kW)), d, d2_back + j * kW);
+      hn::Store(hn::IfThenElse(moved, g0, gb), d, g_back + j * kW);
+      hn::Store(hn::IfThenElse(moved, g1, g0), d, g + j * kW);
+    }
+    for (unsigned b = taken; b; b &= b - 1) {
+      const int l = __builtin_ctz(b);
+      trend_steps[l] = g_known >> l & 1u ? (trend_steps[l] < 2 ? trend_steps[l] + 1 : 2) : 0;
+    }
+    g_known |= taken;
+  }
+
+ private:
+  // The lanes whose trend holds g_back (a second difference can be formed).
+  unsigned started() const {
+    unsigned s = 0;
+    for (int l = 0; l < kW; ++l)
+      if (trend_steps[l] > 0) s |= 1u << l;
+    return s & g_known;
+  }
+};
+
 // For a model without a guard bound: one RK4 step of dt for all W lanes from q with the flow f
 // there (as lanes_rk4_step), and the lanes whose step step() would take without a crossing: no
-// active guard past its surface at the step's end, nor, with probes, at the interior points of
-// its dense output (Trajectory::dense_output_clear, lane by lane; with no probes the end is what
-// step() tests). With probes the flow at the end goes to f_end (the next step's first stage).
-// Flattened as lanes_rk4_step.
+// active guard past its surface at the step's end, nor, with probes, unless the curvature bound
+// rules the step out, at the interior points of its dense output (Trajectory::dense_output_clear,
+// lane by lane; with no probes the end is what step() tests). With probes the flow at the end goes
+// to f_end (the next step's first stage) and the guards there to guards.g_end; the interior points
+// are skipped when the bound clears every flying lane whose end is clear. Flattened as
+// lanes_rk4_step.
 template <class Model>
 __attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const double* q, const double* f, int mode,
-                                                      const double* rows, double dt, int probes, double* q_end,
-                                                      double* f_end) {
+                                                      const double* rows, double dt, int probes, unsigned flying,
+                                                      LaneGuards<Model::M>& guards, double* q_end, double* f_end) {
   constexpr int N = Model::N, M = Model::M;
+  const Tag d;
   const LaneArray th{rows};
   LaneVec q0[N], f0[N], q1[N], f1[N];
   for (int k = 0; k < N; ++k) {
-    q0[k] = LaneVec(hn::Load(Tag(), q + k * kW));
-    f0[k] = LaneVec(hn::Load(Tag(), f + k * kW));
+    q0[k] = LaneVec(hn::Load(d, q + k * kW));
+    f0[k] = LaneVec(hn::Load(d, f + k * kW));
   }
   core::rk4_step_from(m, q0, f0, mode, th, dt, q1);
-  for (int k = 0; k < N; ++k) hn::Store(q1[k].v, Tag(), q_end + k * kW);
+  for (int k = 0; k < N; ++k) hn::Store(q1[k].v, d, q_end + k * kW);
   auto past_at = [&](const LaneVec* at) {
-    LaneMask past{hn::FirstN(Tag(), 0)};
+    LaneMask past{hn::FirstN(d, 0)};
     for (int j = 0; j < M; ++j)
       if (m.direction(j, mode) != 0) past = past || lanes_past_surface(m.direction(j, mode), m.guard(j, at, mode, th));
     return past;
   };
-  LaneMask past = past_at(q1);
-  if (probes > 0) {
-    m.flow(q1, mode, th, f1);
-    for (int k = 0; k < N; ++k) hn::Store(f1[k].v, Tag(), f_end + k * kW);
-    const int pieces = probes + 1;
-    for (int k = 1; k < pieces; ++k) {
-      LaneVec qs[N];
-      core::hermite_point<N>(static_cast<double>(k) / pieces, dt, q0, f0, q1, f1, qs);
-      past = past || past_at(qs);
-    }
+  if (probes == 0) return lane_bits(!past_at(q1));
+  LaneMask past{hn::FirstN(d, 0)};
+  for (int j = 0; j < M; ++j) {
+    const int dir = m.direction(j, mode);
+    const LaneVec g1 = dir != 0 ? m.guard(j, q1, mode, th) : LaneVec(0.0);
+    hn::Store(g1.v, d, guards.g_end + j * kW);
+    if (dir != 0) past = past || lanes_past_surface(dir, g1);
   }
-  return lane_bits(!past);
+  m.flow(q1, mode, th, f1);
+  for (int k = 0; k < N; ++k) hn::Store(f1[k].v, d, f_end + k * kW);
+  unsigned bound = 0;  // the lanes the curvature bound clears (Trajectory::curvature_bound_clear)
+  if constexpr (has_polynomial_guards<Model>::value) {
+    LaneMask clear = lanes_of_bits(guards.bound_ready());
+    for (int j = 0; j < M; ++j) {
+      const int dir = m.direction(j, mode);
+      if (dir == 0) continue;
+      const LaneVec g0(hn::Load(d, guards.g + j * kW)), g1(hn::Load(d, guards.g_end + j * kW));
+      const LaneVec d2 = core::second_difference(LaneVec(hn::Load(d, guards.g_back + j * kW)), g0, g1);
+      clear = clear && core::curvature_clear(dir, g0, g1, d2, LaneVec(hn::Load(d, guards.d2_back + j * kW)));
+    }
+    bound = lane_bits(clear);
+  }
+  const unsigned end_clear = lane_bits(!past);
+  if ((end_clear & flying & ~bound) == 0) return end_clear & bound;
+  LaneMask dense_past{hn::FirstN(d, 0)};
+  const int pieces = probes + 1;
+  for (int k = 1; k < pieces; ++k) {
+    LaneVec qs[N];
+    core::hermite_point<N>(static_cast<double>(k) / pieces, dt, q0, f0, q1, f1, qs);
+    dense_past = dense_past || past_at(qs);
+  }
+  return end_clear & (bound | lane_bits(!dense_past));
 }
 
 // core::advance_time for all W lanes. Flattened as lanes_rk4_step: a template compiled for the
@@ -201,10 +295,11 @@ class LaneGroup {
     HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
     // For a model without a guard bound, the flow at q (the step's first stage) and at q_end.
     HWY_ALIGN double f[N * kW] = {}, f_end[N * kW] = {};
-    int steps[kW] = {};    // free steps lane l has taken since it boarded
-    unsigned flying = 0;   // bit l: lane l is flying
-    unsigned f_known = 0;  // bit l: f holds lane l's flow at its q
-    int mode = 0;          // the flying lanes' mode
+    LaneGuards<Model::M> guards;  // for a model without a guard bound, with probes
+    int steps[kW] = {};           // free steps lane l has taken since it boarded
+    unsigned flying = 0;          // bit l: lane l is flying
+    unsigned f_known = 0;         // bit l: f holds lane l's flow at its q
+    int mode = 0;                 // the flying lanes' mode
   };
 
   // One vector step of the flight; each lane keeps it where step() would take it without a
@@ -220,7 +315,7 @@ class LaneGroup {
       lanes_rk4_step(m_, f.q, f.mode, rows_, o_.dt, f.q_end);
     } else {
       if (f.flying & ~f.f_known) lanes_flow(m_, f.q, f.mode, rows_, f.f);
-      clear = lanes_screened_step(m_, f.q, f.f, f.mode, rows_, o_.dt, o_.probes, f.q_end, f.f_end);
+      clear = lanes_screened_step(m_, f.q, f.f, f.mode, rows_, o_.dt, o_.probes, f.flying, f.guards, f.q_end, f.f_end);
     }
     if constexpr (Sens) lanes_flow_param_step<Model>(f.Phi, f.Psi, f.psi, f.q, f.Y, f.Y_end);
     auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, f.t)), dt);
@@ -236,6 +331,7 @@ class LaneGroup {
         for (int k = 0; k < N; ++k)
           hn::Store(hn::IfThenElse(taken, hn::Load(d, f.f_end + k * kW), hn::Load(d, f.f + k * kW)), d, f.f + k * kW);
         f.f_known = f.flying;
+        if (curvature_bounded()) f.guards.advance(free);
       } else {
         f.f_known = 0;
       }
@@ -263,11 +359,21 @@ class LaneGroup {
   // step that was not free taken alone. A lane that has not moved keeps its own state (and what
   // its last event set).
   void land(const Flight& f, int l, unsigned free) {
-    double ql[N];
-    for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
-    const bool ended = (f.steps[l] > 0 && resume(l, ql, f.t[l], f.t_carry[l], f.Y, f.steps[l])) ||
-                       (!(free >> l & 1u) && step_alone(*lane_[l]));
+    bool ended = false;
+    if (f.steps[l] > 0) {
+      double ql[N];
+      for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
+      ended = resume(l, ql, f.t[l], f.t_carry[l], f.Y, f.steps[l]);
+      if (!ended && curvature_bounded()) f.guards.hand_back(*lane_[l], l);
+    }
+    if (!ended && !(free >> l & 1u)) ended = step_alone(*lane_[l]);
     if (ended) end_and_refill(l);
+  }
+
+  // Whether the flight screens its steps with the curvature bound (Trajectory::curvature_bounded),
+  // and so keeps the lanes' guards and their trend.
+  bool curvature_bounded() const {
+    return !has_guard_exclusion<Model>::value && has_polynomial_guards<Model>::value && o_.probes > 0;
   }
 
   // The grounded lanes that have not moved this iteration take their step alone; returns the
@@ -308,6 +414,7 @@ class LaneGroup {
         for (int i = 0; i < N; ++i)
           for (int c = 0; c < F; ++c) f.Y[(i * W + N + c) * kW + l] = tg.Y[i * W + N + c];
       }
+      if (curvature_bounded()) f.guards.take_from(*lane_[l], l);
       f.flying |= 1u << l;
       f.f_known &= ~(1u << l);
       f.steps[l] = 0;
@@ -316,10 +423,7 @@ class LaneGroup {
   }
 
   static unsigned bits(hn::Mask<Tag> m) { return lane_bits(LaneMask{m}); }
-  static hn::Mask<Tag> mask(unsigned lanes) {
-    const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
-    return hn::LoadMaskBits(Tag(), b);
-  }
+  static hn::Mask<Tag> mask(unsigned lanes) { return lanes_of_bits(lanes).m; }
 
   // The candidates whose step the guard bound rules out (all of them for a model without one,
   // whose candidates lanes_screened_step has screened). Flattened so that the model's bound is

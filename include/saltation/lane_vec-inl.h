@@ -174,6 +174,11 @@ inline unsigned lane_bits(const LaneMask& m) {
   hn::StoreMaskBits(Tag(), m.m, b);
   return b[0];
 }
+// The mask true in lane l where bit l is set: lane_bits' inverse.
+inline LaneMask lanes_of_bits(unsigned lanes) {
+  const uint8_t b[8] = {static_cast<uint8_t>(lanes)};
+  return {hn::LoadMaskBits(Tag(), b)};
+}
 
 #endif  // HWY_TARGET
 #endif  // SALTATION_LANE_VEC_INL_H

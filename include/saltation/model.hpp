@@ -37,6 +37,13 @@
 //       the flow is affine in q in every mode (f_q independent of q; f_theta may depend on q):
 //       full steps then advance the q-columns of the segment tangent by one precomputed N x N
 //       step matrix (a test checks the declaration and the agreement with the generic step).
+//   static constexpr bool polynomial_guards = true;
+//       every guard is a polynomial in q (its coefficients any functions of theta), so that along
+//       a trajectory a guard is as smooth as the trajectory the steps resolve: a model without a
+//       guard bound then gets the curvature bound (core/guard_trend.hpp), which lets free flight
+//       skip the probes from the guards at the step ends alone (a test holds its solves to the
+//       bits of solves that probe every step). Not for a guard with features of its own (a
+//       terrain's bumps), which only the probes can find.
 //   bool guard_excluded(int j, int mode, const double* q0, const double* q1, const Th& th) const;
 //       true only when guard j certainly does not cross on a step from q0 to q1: a cheap
 //       conservative bound that lets free flight skip the exact guard and the probes.
@@ -134,6 +141,11 @@ template <class Model, class = void>
 struct has_affine_flow : std::false_type {};
 template <class Model>
 struct has_affine_flow<Model, std::enable_if_t<Model::affine_flow>> : std::true_type {};
+
+template <class Model, class = void>
+struct has_polynomial_guards : std::false_type {};
+template <class Model>
+struct has_polynomial_guards<Model, std::enable_if_t<Model::polynomial_guards>> : std::true_type {};
 
 template <class Model, class = void>
 struct has_jump_at_start : std::false_type {};

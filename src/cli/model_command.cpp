@@ -101,8 +101,10 @@ void check_model(const CheckArgs& a) {
             << " parameters, " << spec.modes.size() << " modes, " << spec.guards.size() << " guards, "
             << spec.constants.size() << " constants\n"
             << "derived: the flow reads " << derived.flow_params << " of " << spec.parameters.size() << " parameters; "
-            << (derived.affine_flow ? "affine" : "not affine")
-            << " in the state; analytic guard gradients, R_q and event partials\n";
+            << (derived.affine_flow ? "affine" : "not affine") << " in the state; guards "
+            << (derived.polynomial_guards ? "polynomial in the state (the curvature bound applies)"
+                                          : "not all polynomial in the state (no curvature bound)")
+            << "; analytic guard gradients, R_q and event partials\n";
 
   const std::vector<std::vector<double>> rows = a.theta.empty()
                                                     ? std::vector<std::vector<double>>{row_inside_domains(spec)}

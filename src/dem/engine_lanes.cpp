@@ -48,10 +48,10 @@ struct GroupOfSystems {
   // The work memory is aligned for vectors by the driver (engine.cpp).
   static LaneVec* values(double* work) { return reinterpret_cast<LaneVec*>(work); }
   static LaneMask unfinished(const int* slot) {
-    uint8_t bits[8] = {};
+    unsigned bits = 0;
     for (int l = 0; l < kW; ++l)
-      if (slot[l] != static_cast<int>(Status::Finished)) bits[0] |= static_cast<uint8_t>(1u << l);
-    return {hn::LoadMaskBits(Tag(), bits)};
+      if (slot[l] != static_cast<int>(Status::Finished)) bits |= 1u << l;
+    return lanes_of_bits(bits);
   }
   // A lane keeps its first status: it goes on computing after it stopped.
   static void set_status(int* slot, const LaneMask& where, Status st) {

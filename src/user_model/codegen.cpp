@@ -162,7 +162,8 @@ class Writer {
        << ";\n"
        << "  static constexpr int kConstants = " << spec_.constants.size() << ";\n"
        << "  static constexpr const char* name = " << quoted(spec_.name) << ";\n"
-       << "  static constexpr bool affine_flow = " << (derived.affine_flow ? "true" : "false") << ";\n\n";
+       << "  static constexpr bool affine_flow = " << (derived.affine_flow ? "true" : "false") << ";\n"
+       << "  static constexpr bool polynomial_guards = " << (derived.polynomial_guards ? "true" : "false") << ";\n\n";
     o_ << "  double c[" << std::max<std::size_t>(1, spec_.constants.size()) << "] = {";
     for (std::size_t k = 0; k < spec_.constants.size(); ++k) o_ << (k ? ", " : "") << literal(spec_.constants[k].value);
     o_ << "};  // the constants, in the file's order: run-time data\n"
@@ -372,6 +373,8 @@ Derived derived_members(const ModelSpec& spec) {
   d.affine_flow = true;
   for (const auto& mode : spec.flow)
     for (const ExprPtr& f : mode) d.affine_flow = d.affine_flow && affine_in_states(f);
+  d.polynomial_guards = true;
+  for (const Guard& g : spec.guards) d.polynomial_guards = d.polynomial_guards && polynomial_in_states(g.expression);
   return d;
 }
 

@@ -10,9 +10,10 @@ namespace saltation::user_model {
 
 // What the generator derived for a model, for `saltation model check` and the docs.
 struct Derived {
-  int flow_params = 0;          // F: the parameters the flow reads
-  bool affine_flow = false;     // the flow is affine in q in every mode
-  bool analytic_events = true;  // guard gradients, R_q and event partials from symbolic derivatives
+  int flow_params = 0;             // F: the parameters the flow reads
+  bool affine_flow = false;        // the flow is affine in q in every mode
+  bool polynomial_guards = false;  // every guard is a polynomial in q (the curvature bound applies)
+  bool analytic_events = true;     // guard gradients, R_q and event partials from symbolic derivatives
 };
 Derived derived_members(const ModelSpec& spec);
 

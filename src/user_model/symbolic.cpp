@@ -175,4 +175,23 @@ bool affine_in_states(const ExprPtr& e) {
   }
 }
 
+bool polynomial_in_states(const ExprPtr& e) {
+  if (!reads(e, SymbolKind::State)) return true;
+  switch (e->op) {
+    case Op::Symbol: return true;
+    case Op::Negate: return polynomial_in_states(e->args[0]);
+    case Op::Add:
+    case Op::Subtract:
+    case Op::Multiply: return polynomial_in_states(e->args[0]) && polynomial_in_states(e->args[1]);
+    case Op::Divide: return !reads(e->args[1], SymbolKind::State) && polynomial_in_states(e->args[0]);
+    case Op::Power: {
+      const Expr& n = *e->args[1];
+      return n.op == Op::Number && n.number >= 0.0 && n.number == std::floor(n.number) &&
+             polynomial_in_states(e->args[0]);
+    }
+    default:  // a function of the state
+      return false;
+  }
+}
+
 }  // namespace saltation::user_model

@@ -30,4 +30,8 @@ bool reads(const ExprPtr& e, SymbolKind kind);
 // state-free factor (decided on the tree, so x * x / x counts as not affine).
 bool affine_in_states(const ExprPtr& e);
 
+// True when e is a polynomial in the states: states combined by +, -, *, division by state-free
+// factors and non-negative integer powers, with any state-free subexpressions as coefficients.
+bool polynomial_in_states(const ExprPtr& e);
+
 }  // namespace saltation::user_model

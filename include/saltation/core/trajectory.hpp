@@ -2,7 +2,8 @@
 // One trajectory, the routine every backend runs unchanged (README, "How it works"):
 //   begin()  initial state and mode, row validation, an event already at t = 0;
 //   step()   one RK4 step of dt, the guards probed at the step's end and interior points for a
-//            crossing in each guard's direction (scan_step: the interior points on the step's dense
+//            crossing in each guard's direction (scan_step: unless a guard bound, the model's or
+//            the curvature bound, rules the step out, the interior points on the step's dense
 //            output first, on the discrete path where that shows a guard past its surface); a
 //            crossing holds the step as a bracket;
 //   take_bracketed_event()  the crossing located to the earliest guard zero by a fixed count of
@@ -15,6 +16,7 @@
 
 #include "saltation/config.hpp"
 #include "saltation/core/clock.hpp"
+#include "saltation/core/guard_trend.hpp"
 #include "saltation/core/guards.hpp"
 #include "saltation/core/jump.hpp"
 #include "saltation/core/locate.hpp"
@@ -102,6 +104,7 @@ class Trajectory {
         for (int e = 0; e < kYSize; ++e) tan_.Y[e] = end.Y[e];
       }
     }
+    advance_trend(h, end);
     for (int k = 0; k < N; ++k) q_[k] = end.q[k];
     if (end.g_known)
       for (int j = 0; j < M; ++j) g_left_[j] = end.g[j];
@@ -154,6 +157,19 @@ class Trajectory {
   SALTATION_HD double time_carry() const { return t_carry_; }  // advance_time's (clock.hpp)
   SALTATION_HD bool full_step_next() const { return !last_step_from(t_); }
   SALTATION_HD bool guards_excluded(const double* q0, const double* q1) const { return all_guards_excluded(q0, q1); }
+  // For a model without a guard bound, the lanes screen free steps on their own and keep the
+  // guards at the state with their trend (the curvature bound's history): guards_at_state() gives
+  // them (false when unknown), and take_guards() hands them back after resume().
+  SALTATION_HD bool guards_at_state(double* g, GuardTrend<M>& trend) const {
+    for (int j = 0; j < M; ++j) g[j] = g_left_[j];
+    trend = trend_;
+    return g_left_known_;
+  }
+  SALTATION_HD void take_guards(const double* g, const GuardTrend<M>& trend) {
+    for (int j = 0; j < M; ++j) g_left_[j] = g[j];
+    g_left_known_ = true;
+    trend_ = trend;
+  }
   SALTATION_HD bool resume(const double* q, double t, double t_carry) {
     static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, t_carry, Y, steps)");
     return resume_state(q, t, t_carry);
@@ -181,6 +197,7 @@ class Trajectory {
     t_ = t;
     t_carry_ = t_carry;
     g_left_known_ = false;
+    trend_.steps = 0;
     f_left_known_ = false;
     departing_ = -1;
     return finish_at_t_final();
@@ -241,6 +258,7 @@ class Trajectory {
     t_ = t_e;
     t_carry_ = 0.0;
     refresh_guards(j);
+    trend_.steps = 0;
     f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
     return false;
@@ -322,14 +340,13 @@ class Trajectory {
 
   // Steps to the end of (t, t+h], then (unless the guard bound rules the step out) probes it;
   // returns true with the first sub-interval that holds a crossing, else false with `end`.
-  // With interior probes, the step's dense output screens it first: the discrete probes, RK4
-  // sub-steps from the start, run only where it or the end shows a guard past its surface.
+  // With interior probes, the curvature bound and then the step's dense output screen it first:
+  // the discrete probes, RK4 sub-steps from the start, run only where the end or the dense output
+  // shows a guard past its surface.
   SALTATION_HD bool scan_step(double h, StepEnd& end, Bracket& br) {
     const int departing = departing_;
     departing_ = -1;
-    // A model with a guard bound reaches the probes only near its guards, where the screen would
-    // seldom clear a step: there it would cost registers (on the GPU) and buy nothing.
-    const bool screened = o_.probes > 0 && !has_guard_exclusion<Model>::value;
+    const bool screened = screened_probes();
     if (screened && !f_left_known_) {
       m_.flow(q_, mode_, th_, f_left_);
       f_left_known_ = true;
@@ -359,8 +376,9 @@ class Trajectory {
     return scan_discrete_path(h, end, br);
   }
 
-  // Whether no guard is past its surface at the step's end nor at the probes' interior points of
-  // its dense output (hermite_point); evaluates the end's guards and flow into `end`. A dip through
+  // Whether no guard is past its surface at the step's end nor, unless the curvature bound rules
+  // the step out, at the probes' interior points of its dense output (hermite_point); evaluates
+  // the end's guards and flow into `end`. A dip through
   // a guard shallower than the interpolant's error can pass unseen where a discrete probe would
   // see it; the error is that of the step itself.
   SALTATION_HD bool dense_output_clear(double h, StepEnd& end) const {
@@ -369,6 +387,7 @@ class Trajectory {
     if (any_past_surface(end.g)) return false;
     m_.flow(end.q, mode_, th_, end.f);
     end.f_known = true;
+    if (h == o_.dt && curvature_bound_clear(end.g)) return true;
     const int pieces = o_.probes + 1;
     for (int k = 1; k < pieces; ++k) {
       double qs[N], gs[M];
@@ -377,6 +396,41 @@ class Trajectory {
       if (any_past_surface(gs)) return false;
     }
     return true;
+  }
+
+  // Whether the interior probes are screened on the step's dense output (and by the curvature
+  // bound). A model with a guard bound reaches the probes only near its guards, where the screen
+  // would seldom clear a step: there it would cost registers (on the GPU) and buy nothing.
+  SALTATION_HD bool screened_probes() const { return o_.probes > 0 && !has_guard_exclusion<Model>::value; }
+  // Whether the curvature bound screens them first: for guards polynomial in the state (model.hpp).
+  SALTATION_HD bool curvature_bounded() const { return screened_probes() && has_polynomial_guards<Model>::value; }
+
+  // Whether the curvature bound (guard_trend.hpp) rules every active guard out on this full step,
+  // from the guards at its ends and their trend over the steps before.
+  SALTATION_HD bool curvature_bound_clear(const double* g_end) const {
+    if (!curvature_bounded() || trend_.steps < 2 || !g_left_known_) return false;
+    for (int j = 0; j < M; ++j) {
+      const int dir = m_.direction(j, mode_);
+      if (dir == 0) continue;
+      const double d2 = second_difference(trend_.g_back[j], g_left_[j], g_end[j]);
+      if (!curvature_clear(dir, g_left_[j], g_end[j], d2, trend_.d2_back[j])) return false;
+    }
+    return true;
+  }
+
+  // After a step is taken, the guards at its start move one step back in the trend; any step but a
+  // full one with the guards known at both ends starts the trend again.
+  SALTATION_HD void advance_trend(double h, const StepEnd& end) {
+    if (!curvature_bounded()) return;
+    if (!(end.g_known && g_left_known_ && h == o_.dt)) {
+      trend_.steps = 0;
+      return;
+    }
+    for (int j = 0; j < M; ++j) {
+      trend_.d2_back[j] = trend_.steps > 0 ? second_difference(trend_.g_back[j], g_left_[j], end.g[j]) : 0.0;
+      trend_.g_back[j] = g_left_[j];
+    }
+    trend_.steps = trend_.steps < 2 ? trend_.steps + 1 : 2;
   }
 
   // The probes on the discrete path: the guards at RK4 sub-steps from the step's start to each
@@ -564,6 +618,7 @@ class Trajectory {
   double t_ = 0.0, t_carry_ = 0.0;  // the time, a compensated sum of the steps (clock.hpp)
   double g_left_[M];
   bool g_left_known_ = false;  // false after a step the guard bound skipped
+  GuardTrend<M> trend_;        // the guards at the ends of the steps before (curvature_bound_clear)
   double f_left_[N];           // the flow at q_, when f_left_known_ (the screened probes' first stage)
   bool f_left_known_ = false;
   // The guard whose event was just taken (the state lies on it) when the model's departure bound

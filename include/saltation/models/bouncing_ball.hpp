@@ -13,6 +13,7 @@ struct BouncingBall {
   static constexpr int N = 2, P = 3, M = 1, F = 0;
   static constexpr const char* name = "bouncing_ball";
   static constexpr bool affine_flow = true;
+  static constexpr bool polynomial_guards = true;  // the height
   enum Param { H0 = 0, V0 = 1, E = 2 };
 
   double gravity = 9.81;

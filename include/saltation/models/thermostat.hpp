@@ -16,7 +16,8 @@ struct Thermostat {
   static constexpr int N = 1, P = 6, M = 2, F = 3;
   static constexpr const char* name = "thermostat";
   static constexpr bool affine_flow = true;
-  static constexpr bool jump_at_start = true;  // e.g. On with T0 >= T_high switches Off at t = 0
+  static constexpr bool polynomial_guards = true;  // the temperature against its thresholds
+  static constexpr bool jump_at_start = true;      // e.g. On with T0 >= T_high switches Off at t = 0
   enum Param { T0 = 0, TEnv = 1, Tau = 2, Q = 3, TLow = 4, THigh = 5 };
   enum Mode { On = 0, Off = 1 };
 
