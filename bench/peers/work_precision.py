@@ -200,6 +200,13 @@ def label(tool, setting):
     return f"dt={setting:g}" if tool == "diffrax_rk4" else f"rtol={setting:.0e}"
 
 
+def curve(tool, setting):
+    """The plot's curve a point belongs to: its tool, and for adaptive tools its atol / rtol."""
+    if isinstance(setting, python_peers.Tolerance):
+        return f"{tool}, atol = {setting.atol / setting.rtol:.0e} rtol"
+    return tool
+
+
 def prepare_rows(comparison, peers):
     """Per case: the rows every tool solves (saltation's theta), the reference records of the first
     record_rows of them, and the checks of the reference against the independent tools."""
@@ -257,7 +264,7 @@ def summarize(points, reference, comparison):
         differ, errors = compare(reference[p["case"].label], p["rows_out"], p["sens"])
         per_traj = np.array(p["seconds"]) / comparison.rows
         out.append({"tool": p["tool"], "case": p["case"].label, "sens": p["sens"], "P": p["case"].P,
-                    "setting": label(p["tool"], p["setting"]),
+                    "setting": label(p["tool"], p["setting"]), "curve": curve(p["tool"], p["setting"]),
                     "time_per_traj_s": {"median": float(np.median(per_traj)), "min": float(per_traj.min()),
                                         "max": float(per_traj.max()), "rounds": per_traj.tolist()},
                     "errors": errors, "rows_differing": differ})
@@ -309,15 +316,17 @@ def plot(path, result, comparison):
 
     cases = comparison.cases
     fig, axes = plt.subplots(2, len(cases), figsize=(6 * len(cases), 9), squeeze=False)
+    curves = list(dict.fromkeys(p["curve"] for p in result["points"]))
     tools = list(dict.fromkeys(p["tool"] for p in result["points"]))
-    colors = {tool: f"C{i}" for i, tool in enumerate(tools)}
+    # A tool's colour; its default curve solid, another atol / rtol dashed.
+    styles = {c: (f"C{tools.index(c.split(',')[0])}", "-o" if c in tools else "--s") for c in curves}
     for col, case in enumerate(cases):
         for row, sens in enumerate((False, True)):
             ax = axes[row][col]
-            for tool in tools:
-                # One curve per tool along its sweep, coarse to fine (fixed-step tools: probes 3 and
-                # the default time_tol; the other saltation points are in the tables).
-                pts = [p for p in result["points"] if p["tool"] == tool and p["case"] == case.label and p["sens"] == sens
+            for name in curves:
+                # One curve per tool (and atol / rtol) along its sweep, coarse to fine (fixed-step
+                # tools: probes 3 and the default time_tol; the other saltation points are in the tables).
+                pts = [p for p in result["points"] if p["curve"] == name and p["case"] == case.label and p["sens"] == sens
                        and "probes=0" not in p["setting"] and "probes=7" not in p["setting"]
                        and "time_tol" not in p["setting"]]
                 if not pts:
@@ -325,10 +334,11 @@ def plot(path, result, comparison):
                 x = [p["time_per_traj_s"]["median"] * 1e6 for p in pts]
                 y = [max(p["errors"]["dqf_rel"], 1e-17) if sens else
                      max(p["errors"]["event_t"], p["errors"]["event_q"], 1e-17) for p in pts]
-                ax.loglog(x, y, "-o", color=colors[tool], label=tool)
+                color, style = styles[name]
+                ax.loglog(x, y, style, color=color, label=name)
                 bad = [(xi, yi) for xi, yi, p in zip(x, y, pts) if p["rows_differing"]]
                 if bad:
-                    ax.loglog(*zip(*bad), "x", color=colors[tool], markersize=12)
+                    ax.loglog(*zip(*bad), "x", color=color, markersize=12)
             ax.set_title(f"{case.label}, {'sensitivities (P = %d)' % case.P if sens else 'forward'}")
             ax.set_xlabel("time per trajectory, one thread [us]")
             ax.set_ylabel("max rel. error of dqf/dtheta" if sens else
