@@ -90,8 +90,9 @@ class Diffrax:
     """diffrax under jit + vmap over the rows: one diffeqsolve per flight with a falling Event
     (root found by optimistix Newton on the dense output), restarted in a lax.while_loop until
     t_final, settling or the event capacity. `adaptive`: Tsit5 with a PID controller at the
-    setting's rtol and atol (tolerances); else RK4 at the constant step dt = setting. Sensitivities by jax.jacfwd of qf
-    (diffrax.ForwardMode), through the root finder's implicit derivative."""
+    setting's rtol and atol (tolerances); else RK4 at the constant step dt = setting.
+    Sensitivities by jax.jacfwd of qf (diffrax.ForwardMode), through the root finder's implicit
+    derivative."""
 
     def __init__(self, problem, adaptive):
         import jax
