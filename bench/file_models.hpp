@@ -1,12 +1,13 @@
 #pragma once
 // What the benchmarks of model files share: a model file loaded (compiled or found in the cache,
-// saying which and how long it took), rows drawn uniformly in a box, and the best wall time of
-// repeated CPU solves.
+// saying which and how long it took), rows drawn uniformly in a box, the boxes of the two
+// nonlinear model files in bench/models, and the best wall time of repeated CPU solves.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -35,6 +36,30 @@ inline saltation::Batch uniform_rows(std::size_t n, const std::vector<double>& l
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t p = 0; p < lo.size(); ++p) b.at(i, p) = lo[p] + (hi[p] - lo[p]) * u(rng);
   return b;
+}
+
+// The parameter box of a model file in bench/models: rows are uniform_rows(n, lo, hi). One box per
+// model, shared by bench_probe_cost and the peers (bench/peers), so both solve the same rows.
+struct ModelFileBox {
+  std::string name;  // the model's name, its file bench/models/<name>.json
+  std::vector<double> lo, hi;
+  std::string path() const { return "bench/models/" + name + ".json"; }
+};
+
+inline const std::vector<ModelFileBox>& nonlinear_boxes() {
+  static const std::vector<ModelFileBox> boxes = {
+      // x0, v0, delta, alpha, beta, gamma, omega, e
+      {"duffing_stop", {0.0, -0.5, 0.05, 0.5, 0.5, 0.8, 1.0, 0.6}, {0.9, 0.5, 0.2, 1.5, 1.5, 2.5, 1.4, 0.9}},
+      // phi0, omega0, L, k, e
+      {"pendulum_drag", {0.3, -1.0, 0.5, 0.05, 0.5}, {1.2, 1.0, 2.0, 0.5, 0.9}},
+  };
+  return boxes;
+}
+
+inline const ModelFileBox& nonlinear_box(const std::string& name) {
+  for (const ModelFileBox& box : nonlinear_boxes())
+    if (box.name == name) return box;
+  throw std::invalid_argument("no parameter box for model " + name);
 }
 
 // A CPU solve of `model`: an AnyModel (a model file's) or a model type.

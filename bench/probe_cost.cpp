@@ -58,11 +58,6 @@ int main(int argc, char** argv) {
   // phi0, omega0, L, c, e, wall
   measure("impact_pendulum", pendulum::ImpactPendulum{},
           uniform_rows(n, {-1.0, -1.0, 0.5, 0.0, 0.5, 0.1}, {-0.3, 1.0, 2.0, 0.2, 0.9, 0.1}), repeats);
-  // x0, v0, delta, alpha, beta, gamma, omega, e
-  measure("duffing_stop", saltation_bench::model_file("bench/models/duffing_stop.json"),
-          uniform_rows(n, {0.0, -0.5, 0.05, 0.5, 0.5, 0.8, 1.0, 0.6}, {0.9, 0.5, 0.2, 1.5, 1.5, 2.5, 1.4, 0.9}),
-          repeats);
-  // phi0, omega0, L, k, e
-  measure("pendulum_drag", saltation_bench::model_file("bench/models/pendulum_drag.json"),
-          uniform_rows(n, {0.3, -1.0, 0.5, 0.05, 0.5}, {1.2, 1.0, 2.0, 0.5, 0.9}), repeats);
+  for (const saltation_bench::ModelFileBox& box : saltation_bench::nonlinear_boxes())
+    measure(box.name.c_str(), saltation_bench::model_file(box.path()), uniform_rows(n, box.lo, box.hi), repeats);
 }

@@ -1,9 +1,7 @@
 #pragma once
-// What the programs of bench/peers share (bench/README.md, "Peers"): the rows (bench/terrain_batch.hpp),
-// the problem every tool solves (seed_options: t_final 3, v_stop 0.25, event capacity 16), the
-// termination rule, arguments, and the one JSON record each tool writes for bench/peers/run.py.
-// The dynamics come from saltation::TerrainBall itself (flow, guard, reset, terrain), so a peer
-// differs from the library only in how it integrates and finds events.
+// What the programs of bench/peers share (bench/README.md, "Peers"): arguments, the one JSON record
+// each tool writes for bench/peers/run.py, the timing loop, and the dispatch from --model (and --K)
+// to a problem of problems.hpp, so that one program serves the terrain ball and the model files.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,22 +14,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../terrain_batch.hpp"
-#include "saltation/models/terrain_ball.hpp"
+#include "problems.hpp"
 
 namespace peers {
 
-constexpr int kN = 4;
-
 struct Args {
-  int K = 3;
+  std::string model = "terrain_ball";  // terrain_ball, or a model of bench/models (problems.hpp)
+  int K = 3;                           // terrain_ball's bumps
   std::size_t rows = 64;
   bool sens = false;
   int reps = 3;                 // timed runs over all rows, after one untimed run
   double dt = 1e-3;             // fixed-step tools
   int probes = 3;               // fixed-step tools: interior guard probes per step
   double time_tol = 1e-12;      // fixed-step tools: event-time bracket width of the bisection
-  double rtol = 1e-10;          // adaptive tools (atol = rtol)
+  double rtol = 1e-10;          // adaptive tools
+  double atol = -1.0;           // adaptive tools (< 0: atol = rtol)
   int threads = 1;              // saltation only: the CPU driver's threads
   std::string backend = "cpu";  // saltation only: "cpu" or "cuda" (scripts/gpu-check's runner part)
   std::size_t record_rows = 0;  // rows whose results the record keeps (0: all); all rows are timed
@@ -48,13 +45,15 @@ inline Args parse_args(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw std::invalid_argument(key + " needs a value");
     const std::string v = argv[++i];
-    if (key == "--K") a.K = std::stoi(v);
+    if (key == "--model") a.model = v;
+    else if (key == "--K") a.K = std::stoi(v);
     else if (key == "--rows") a.rows = std::stoul(v);
     else if (key == "--reps") a.reps = std::stoi(v);
     else if (key == "--dt") a.dt = std::stod(v);
     else if (key == "--probes") a.probes = std::stoi(v);
     else if (key == "--time-tol") a.time_tol = std::stod(v);
     else if (key == "--rtol") a.rtol = std::stod(v);
+    else if (key == "--atol") a.atol = std::stod(v);
     else if (key == "--threads") a.threads = std::stoi(v);
     else if (key == "--backend") a.backend = v;
     else if (key == "--record-rows") a.record_rows = std::stoul(v);
@@ -63,32 +62,29 @@ inline Args parse_args(int argc, char** argv) {
   }
   if (a.out.empty()) throw std::invalid_argument("--out is required");
   if (a.reps < 1 || a.rows < 1) throw std::invalid_argument("--reps and --rows must be >= 1");
+  if (a.atol < 0.0) a.atol = a.rtol;
   return a;
 }
 
-// The settings of saltation_bench::seed_options that every tool follows.
-inline saltation::Options problem_options(bool sens) { return saltation_bench::seed_options(sens, 1); }
+// The rows of a batch of n whose results the record keeps (--record-rows; all are timed).
+inline std::size_t kept_rows(const Args& args, std::size_t n) {
+  return args.record_rows > 0 && args.record_rows < n ? args.record_rows : n;
+}
 
 // One trajectory as every tool reports it.
 struct RowRecord {
-  int status = 0;                        // saltation::Status: 0 t_final, 1 event capacity, 2 settled
-  std::vector<double> ev_t, ev_x, ev_y;  // each impact: time and pre-impact position
-  double qf[kN] = {0, 0, 0, 0};
-  std::vector<double> dqf;  // d qf / dtheta, row-major N x P (with --sens)
+  int status = 0;            // saltation::Status: 0 t_final, 1 event capacity, 2 settled
+  std::vector<double> ev_t;  // each event's time
+  std::vector<double> ev_q;  // each event's pre-event state, the problem's event_states first components
+  std::vector<double> qf;    // the final state
+  std::vector<double> dqf;   // d qf / dtheta, row-major N x P (with --sens)
 };
-
-// Normal speed |v . n| of the pre-impact state q: below v_stop the impact settles the ball
-// (the library's impact_speed for this guard).
-template <int K>
-double normal_speed(const saltation::TerrainBall<K>& m, const double* q, const double* th) {
-  double h, dh;
-  m.terrain(q[0], th, h, dh);
-  return std::fabs(q[3] - dh * q[2]) / std::sqrt(1.0 + dh * dh);
-}
 
 // Runs `solve_all` (all rows, filling records) once untimed, then args.reps timed batches of as
 // many runs as last about 0.1 s (on a loaded machine one short run times the scheduler, not the
-// tool); returns the seconds per run of each batch.
+// tool); returns the seconds per run of each batch. A first run of a second or more is itself the
+// first batch: warming up matters for milliseconds, not seconds, and the model files' peers at
+// 1024 rows would otherwise spend half their time untimed.
 template <class F>
 std::vector<double> timed_runs(const Args& args, F&& solve_all) {
   using Clock = std::chrono::steady_clock;
@@ -98,7 +94,8 @@ std::vector<double> timed_runs(const Args& args, F&& solve_all) {
   const double first = since(t_first);
   const int runs = first >= 0.1 ? 1 : static_cast<int>(std::min(100.0, std::ceil(0.1 / std::max(first, 1e-6))));
   std::vector<double> seconds;
-  for (int r = 0; r < args.reps; ++r) {
+  if (first >= 1.0) seconds.push_back(first);
+  while (static_cast<int>(seconds.size()) < args.reps) {
     const auto t0 = Clock::now();
     for (int k = 0; k < runs; ++k) solve_all();
     seconds.push_back(since(t0) / runs);
@@ -106,23 +103,23 @@ std::vector<double> timed_runs(const Args& args, F&& solve_all) {
   return seconds;
 }
 
+// The record of a run over all rows; it keeps the first kept_rows of them.
 inline nlohmann::json record(const Args& args, const std::string& tool, const std::string& setting,
                              const std::vector<RowRecord>& rows, const std::vector<double>& seconds) {
   nlohmann::json j;
   j["tool"] = tool;
   j["setting"] = setting;
+  j["model"] = args.model;
   j["K"] = args.K;
   j["sens"] = args.sens;
   j["rows"] = rows.size();
   j["seconds"] = seconds;
   auto& out = j["results"];
-  for (const RowRecord& r : rows)
-    out.push_back({{"status", r.status},
-                   {"ev_t", r.ev_t},
-                   {"ev_x", r.ev_x},
-                   {"ev_y", r.ev_y},
-                   {"qf", std::vector<double>(r.qf, r.qf + kN)},
-                   {"dqf", r.dqf}});
+  out = nlohmann::json::array();
+  for (std::size_t i = 0; i < kept_rows(args, rows.size()); ++i) {
+    const RowRecord& r = rows[i];
+    out.push_back({{"status", r.status}, {"ev_t", r.ev_t}, {"ev_q", r.ev_q}, {"qf", r.qf}, {"dqf", r.dqf}});
+  }
   return j;
 }
 
@@ -132,14 +129,21 @@ inline void save(const Args& args, const nlohmann::json& j) {
   if (!f) throw std::runtime_error("cannot write " + args.out);
 }
 
-// Calls run<K>(args) for the bump counts the peers compare at (those of the issue: 3 and 24).
-template <template <int> class Runner>
-int dispatch_bumps(int argc, char** argv) {
+// Calls Runner<Problem>::run(args) for the problem that --model (and --K) name: the terrain ball at
+// the bump counts the peers compare at (3 and 24), or a model of bench/models written out as a
+// type (problems.hpp). `model_files`: whether this peer implements the model files.
+template <template <class> class Runner>
+int dispatch(int argc, char** argv, bool model_files = true) {
   try {
     const Args args = parse_args(argc, argv);
-    if (args.K == 3) return Runner<3>::run(args);
-    if (args.K == 24) return Runner<24>::run(args);
-    throw std::invalid_argument("--K must be 3 or 24");
+    if (args.model == "terrain_ball") {
+      if (args.K == 3) return Runner<TerrainProblem<3>>::run(args);
+      if (args.K == 24) return Runner<TerrainProblem<24>>::run(args);
+      throw std::invalid_argument("--K must be 3 or 24");
+    }
+    if (model_files && args.model == "duffing_stop") return Runner<FileModelProblem<DuffingStop>>::run(args);
+    if (model_files && args.model == "pendulum_drag") return Runner<FileModelProblem<PendulumDrag>>::run(args);
+    throw std::invalid_argument("--model " + args.model + " is not implemented by this peer");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 2;

@@ -14,15 +14,16 @@
 
 namespace {
 
-using State = std::array<double, peers::kN>;
-
-template <int K>
+template <class Problem>
 struct Odeint {
+  using Model = typename Problem::Model;
+  using State = std::array<double, Model::N>;
+
   static int run(const peers::Args& args) {
-    const saltation::TerrainBall<K> model;
-    const saltation::Batch batch = saltation_bench::terrain_batch(args.rows, K);
-    const saltation::Options o = peers::problem_options(false);
-    constexpr int P = saltation::TerrainBall<K>::P;
+    const Model model;
+    const saltation::Batch batch = Problem::rows(args.rows);
+    const saltation::Options o = Problem::options(false);
+    constexpr int P = Model::P;
     const int pieces = args.probes + 1;
     const double bracket = args.dt / pieces;
     const int bisections =
@@ -80,24 +81,23 @@ struct Odeint {
         const State q_minus = advance(q, t, s);
         if (static_cast<int>(row.ev_t.size()) >= o.event_capacity) {
           row.status = static_cast<int>(saltation::Status::EventCapacity);
-          for (int k = 0; k < peers::kN; ++k) row.qf[k] = q_minus[k];
+          row.qf.assign(q_minus.begin(), q_minus.end());
           return;
         }
         row.ev_t.push_back(t + s);
-        row.ev_x.push_back(q_minus[0]);
-        row.ev_y.push_back(q_minus[1]);
-        const bool settled = peers::normal_speed(model, q_minus.data(), th) < o.v_stop;
+        row.ev_q.insert(row.ev_q.end(), q_minus.begin(), q_minus.begin() + Problem::event_states);
+        const bool settled = Problem::settles(model, q_minus.data(), th, o);
         model.reset(0, q_minus.data(), 0, th, q.data());
         t += s;
         g_left = 0.0;  // on the guard after the reset
         if (settled) {
           row.status = static_cast<int>(saltation::Status::Settled);
-          for (int k = 0; k < peers::kN; ++k) row.qf[k] = q[k];
+          row.qf.assign(q.begin(), q.end());
           return;
         }
       }
       row.status = static_cast<int>(saltation::Status::Finished);
-      for (int k = 0; k < peers::kN; ++k) row.qf[k] = q[k];
+      row.qf.assign(q.begin(), q.end());
     };
 
     std::vector<double> th(P);
@@ -118,4 +118,4 @@ struct Odeint {
 
 }  // namespace
 
-int main(int argc, char** argv) { return peers::dispatch_bumps<Odeint>(argc, argv); }
+int main(int argc, char** argv) { return peers::dispatch<Odeint>(argc, argv, /*model_files=*/false); }
