@@ -200,7 +200,7 @@ __attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const doub
   m.flow(q1, mode, th, f1);
   for (int k = 0; k < N; ++k) hn::Store(f1[k].v, d, f_end + k * kW);
   unsigned bound = 0;  // the lanes the curvature bound clears (Trajectory::curvature_bound_clear)
-  if constexpr (has_polynomial_guards<Model>::value) {
+  if constexpr (core::has_curvature_bound<Model>()) {
     LaneMask clear = lanes_of_bits(guards.bound_ready());
     for (int j = 0; j < M; ++j) {
       const int dir = m.direction(j, mode);
@@ -331,7 +331,7 @@ class LaneGroup {
         for (int k = 0; k < N; ++k)
           hn::Store(hn::IfThenElse(taken, hn::Load(d, f.f_end + k * kW), hn::Load(d, f.f + k * kW)), d, f.f + k * kW);
         f.f_known = f.flying;
-        if (curvature_bounded()) f.guards.advance(free);
+        if constexpr (core::has_curvature_bound<Model>()) f.guards.advance(free);
       } else {
         f.f_known = 0;
       }
@@ -364,16 +364,11 @@ class LaneGroup {
       double ql[N];
       for (int k = 0; k < N; ++k) ql[k] = f.q[k * kW + l];
       ended = resume(l, ql, f.t[l], f.t_carry[l], f.Y, f.steps[l]);
-      if (!ended && curvature_bounded()) f.guards.hand_back(*lane_[l], l);
+      if constexpr (core::has_curvature_bound<Model>())
+        if (!ended && o_.probes > 0) f.guards.hand_back(*lane_[l], l);
     }
     if (!ended && !(free >> l & 1u)) ended = step_alone(*lane_[l]);
     if (ended) end_and_refill(l);
-  }
-
-  // Whether the flight screens its steps with the curvature bound (Trajectory::curvature_bounded),
-  // and so keeps the lanes' guards and their trend.
-  bool curvature_bounded() const {
-    return !has_guard_exclusion<Model>::value && has_polynomial_guards<Model>::value && o_.probes > 0;
   }
 
   // The grounded lanes that have not moved this iteration take their step alone; returns the
@@ -414,7 +409,8 @@ class LaneGroup {
         for (int i = 0; i < N; ++i)
           for (int c = 0; c < F; ++c) f.Y[(i * W + N + c) * kW + l] = tg.Y[i * W + N + c];
       }
-      if (curvature_bounded()) f.guards.take_from(*lane_[l], l);
+      if constexpr (core::has_curvature_bound<Model>())
+        if (o_.probes > 0) f.guards.take_from(*lane_[l], l);
       f.flying |= 1u << l;
       f.f_known &= ~(1u << l);
       f.steps[l] = 0;

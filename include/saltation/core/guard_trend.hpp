@@ -10,6 +10,7 @@
 // for, and what the bound cannot rule out; docs/models.md says so.
 #include "saltation/config.hpp"
 #include "saltation/dual.hpp"
+#include "saltation/model.hpp"
 
 namespace saltation::core {
 
@@ -21,7 +22,22 @@ struct GuardTrend {
   double g_back[M];
   double d2_back[M];
   int steps = 0;
+  SALTATION_HD void restart() { steps = 0; }
 };
+// What a trajectory keeps where the bound does not apply: nothing (on the GPU every byte of a
+// trajectory's state is registers or stack).
+struct NoGuardTrend {
+  SALTATION_HD void restart() {}
+};
+
+// Whether the curvature bound applies to a model (with probes): guards polynomial in the state
+// (model.hpp) and no guard bound of its own.
+template <class Model>
+constexpr bool has_curvature_bound() {
+  return has_polynomial_guards<Model>::value && !has_guard_exclusion<Model>::value;
+}
+template <class Model>
+using GuardTrendOf = std::conditional_t<has_curvature_bound<Model>(), GuardTrend<Model::M>, NoGuardTrend>;
 
 // The second difference of a guard at the step's start, from its values one step back, at the
 // start and at the end. S is double, or a lane vector in the CPU's SIMD lanes.

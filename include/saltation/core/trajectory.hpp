@@ -160,12 +160,12 @@ class Trajectory {
   // For a model without a guard bound, the lanes screen free steps on their own and keep the
   // guards at the state with their trend (the curvature bound's history): guards_at_state() gives
   // them (false when unknown), and take_guards() hands them back after resume().
-  SALTATION_HD bool guards_at_state(double* g, GuardTrend<M>& trend) const {
+  SALTATION_HD bool guards_at_state(double* g, GuardTrendOf<Model>& trend) const {
     for (int j = 0; j < M; ++j) g[j] = g_left_[j];
     trend = trend_;
     return g_left_known_;
   }
-  SALTATION_HD void take_guards(const double* g, const GuardTrend<M>& trend) {
+  SALTATION_HD void take_guards(const double* g, const GuardTrendOf<Model>& trend) {
     for (int j = 0; j < M; ++j) g_left_[j] = g[j];
     g_left_known_ = true;
     trend_ = trend;
@@ -197,7 +197,7 @@ class Trajectory {
     t_ = t;
     t_carry_ = t_carry;
     g_left_known_ = false;
-    trend_.steps = 0;
+    trend_.restart();
     f_left_known_ = false;
     departing_ = -1;
     return finish_at_t_final();
@@ -258,7 +258,7 @@ class Trajectory {
     t_ = t_e;
     t_carry_ = 0.0;
     refresh_guards(j);
-    trend_.steps = 0;
+    trend_.restart();
     f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
     return false;
@@ -403,34 +403,40 @@ class Trajectory {
   // would seldom clear a step: there it would cost registers (on the GPU) and buy nothing.
   SALTATION_HD bool screened_probes() const { return o_.probes > 0 && !has_guard_exclusion<Model>::value; }
   // Whether the curvature bound screens them first: for guards polynomial in the state (model.hpp).
-  SALTATION_HD bool curvature_bounded() const { return screened_probes() && has_polynomial_guards<Model>::value; }
+  SALTATION_HD bool curvature_bounded() const { return has_curvature_bound<Model>() && o_.probes > 0; }
 
   // Whether the curvature bound (guard_trend.hpp) rules every active guard out on this full step,
   // from the guards at its ends and their trend over the steps before.
   SALTATION_HD bool curvature_bound_clear(const double* g_end) const {
-    if (!curvature_bounded() || trend_.steps < 2 || !g_left_known_) return false;
-    for (int j = 0; j < M; ++j) {
-      const int dir = m_.direction(j, mode_);
-      if (dir == 0) continue;
-      const double d2 = second_difference(trend_.g_back[j], g_left_[j], g_end[j]);
-      if (!curvature_clear(dir, g_left_[j], g_end[j], d2, trend_.d2_back[j])) return false;
+    if constexpr (!has_curvature_bound<Model>()) {
+      return false;
+    } else {
+      if (!curvature_bounded() || trend_.steps < 2 || !g_left_known_) return false;
+      for (int j = 0; j < M; ++j) {
+        const int dir = m_.direction(j, mode_);
+        if (dir == 0) continue;
+        const double d2 = second_difference(trend_.g_back[j], g_left_[j], g_end[j]);
+        if (!curvature_clear(dir, g_left_[j], g_end[j], d2, trend_.d2_back[j])) return false;
+      }
+      return true;
     }
-    return true;
   }
 
   // After a step is taken, the guards at its start move one step back in the trend; any step but a
   // full one with the guards known at both ends starts the trend again.
   SALTATION_HD void advance_trend(double h, const StepEnd& end) {
-    if (!curvature_bounded()) return;
-    if (!(end.g_known && g_left_known_ && h == o_.dt)) {
-      trend_.steps = 0;
-      return;
+    if constexpr (has_curvature_bound<Model>()) {
+      if (!curvature_bounded()) return;
+      if (!(end.g_known && g_left_known_ && h == o_.dt)) {
+        trend_.restart();
+        return;
+      }
+      for (int j = 0; j < M; ++j) {
+        trend_.d2_back[j] = trend_.steps > 0 ? second_difference(trend_.g_back[j], g_left_[j], end.g[j]) : 0.0;
+        trend_.g_back[j] = g_left_[j];
+      }
+      trend_.steps = trend_.steps < 2 ? trend_.steps + 1 : 2;
     }
-    for (int j = 0; j < M; ++j) {
-      trend_.d2_back[j] = trend_.steps > 0 ? second_difference(trend_.g_back[j], g_left_[j], end.g[j]) : 0.0;
-      trend_.g_back[j] = g_left_[j];
-    }
-    trend_.steps = trend_.steps < 2 ? trend_.steps + 1 : 2;
   }
 
   // The probes on the discrete path: the guards at RK4 sub-steps from the step's start to each
@@ -618,7 +624,7 @@ class Trajectory {
   double t_ = 0.0, t_carry_ = 0.0;  // the time, a compensated sum of the steps (clock.hpp)
   double g_left_[M];
   bool g_left_known_ = false;  // false after a step the guard bound skipped
-  GuardTrend<M> trend_;        // the guards at the ends of the steps before (curvature_bound_clear)
+  GuardTrendOf<Model> trend_;  // the guards at the ends of the steps before (curvature_bound_clear)
   double f_left_[N];           // the flow at q_, when f_left_known_ (the screened probes' first stage)
   bool f_left_known_ = false;
   // The guard whose event was just taken (the state lies on it) when the model's departure bound
