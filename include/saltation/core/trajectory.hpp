@@ -347,10 +347,6 @@ class Trajectory {
     const int departing = departing_;
     departing_ = -1;
     const bool screened = screened_probes();
-    if (screened && !f_left_known_) {
-      m_.flow(q_, mode_, th_, f_left_);
-      f_left_known_ = true;
-    }
     // A full step of an affine flow forms its tangent only once it is taken (step()): a step with
     // a crossing in it is not.
     bool tangent_stepped = false;
@@ -366,6 +362,7 @@ class Trajectory {
     }
     if (!tangent_stepped) {
       if (screened) {
+        know_flow_at_state();
         rk4_step_from(m_, q_, f_left_, mode_, th_, h, end.q);
       } else {
         rk4_step(m_, q_, mode_, th_, h, end.q);
@@ -378,16 +375,17 @@ class Trajectory {
 
   // Whether no guard is past its surface at the step's end nor, unless the curvature bound rules
   // the step out, at the probes' interior points of its dense output (hermite_point); evaluates
-  // the end's guards and flow into `end`. A dip through
-  // a guard shallower than the interpolant's error can pass unseen where a discrete probe would
-  // see it; the error is that of the step itself.
-  SALTATION_HD bool dense_output_clear(double h, StepEnd& end) const {
+  // the end's guards into `end`, and for the dense output its flow (the next step's first stage).
+  // A dip through a guard shallower than the interpolant's error can pass unseen where a discrete
+  // probe would see it; the error is that of the step itself.
+  SALTATION_HD bool dense_output_clear(double h, StepEnd& end) {
     guards_at(end.q, mode_, end.g);
     end.g_known = true;
     if (any_past_surface(end.g)) return false;
+    if (h == o_.dt && curvature_bound_clear(end.g)) return true;
+    know_flow_at_state();
     m_.flow(end.q, mode_, th_, end.f);
     end.f_known = true;
-    if (h == o_.dt && curvature_bound_clear(end.g)) return true;
     const int pieces = o_.probes + 1;
     for (int k = 1; k < pieces; ++k) {
       double qs[N], gs[M];
@@ -396,6 +394,15 @@ class Trajectory {
       if (any_past_surface(gs)) return false;
     }
     return true;
+  }
+
+  // The flow at the state, f_left_, unless known: the first stage of a step (rk4_step_from) and the
+  // dense output's slope at the start. A step whose tangent takes its own stages (rk4_tangent_step)
+  // needs it only for the dense output.
+  SALTATION_HD void know_flow_at_state() {
+    if (f_left_known_) return;
+    m_.flow(q_, mode_, th_, f_left_);
+    f_left_known_ = true;
   }
 
   // Whether the interior probes are screened on the step's dense output (and by the curvature
