@@ -1,5 +1,6 @@
 #include "symbolic.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -157,41 +158,38 @@ bool reads(const ExprPtr& e, SymbolKind kind) {
   return false;
 }
 
-bool affine_in_states(const ExprPtr& e) {
-  if (!reads(e, SymbolKind::State)) return true;
+namespace {
+
+// How an expression depends on the states, from the least to the most general form.
+enum class StateForm { Free, Affine, Polynomial, Other };
+
+StateForm state_form(const ExprPtr& e) {
+  if (!reads(e, SymbolKind::State)) return StateForm::Free;
+  const auto form_of = [&](int k) { return state_form(e->args[k]); };
   switch (e->op) {
-    case Op::Symbol: return true;
-    case Op::Negate: return affine_in_states(e->args[0]);
+    case Op::Symbol: return StateForm::Affine;
+    case Op::Negate: return form_of(0);
     case Op::Add:
-    case Op::Subtract: return affine_in_states(e->args[0]) && affine_in_states(e->args[1]);
+    case Op::Subtract: return std::max(form_of(0), form_of(1));
     case Op::Multiply: {
-      const bool left_free = !reads(e->args[0], SymbolKind::State);
-      const bool right_free = !reads(e->args[1], SymbolKind::State);
-      return (left_free && affine_in_states(e->args[1])) || (right_free && affine_in_states(e->args[0]));
+      const StateForm a = form_of(0), b = form_of(1);
+      if (a == StateForm::Free || b == StateForm::Free) return std::max(a, b);
+      return std::max({a, b, StateForm::Polynomial});
     }
-    case Op::Divide: return !reads(e->args[1], SymbolKind::State) && affine_in_states(e->args[0]);
-    default:  // a power or a function of the state
-      return false;
+    case Op::Divide: return form_of(1) == StateForm::Free ? form_of(0) : StateForm::Other;
+    case Op::Power: {
+      const Expr& n = *e->args[1];
+      const bool natural = n.op == Op::Number && n.number >= 0.0 && n.number == std::floor(n.number);
+      return natural && form_of(0) <= StateForm::Polynomial ? StateForm::Polynomial : StateForm::Other;
+    }
+    default:  // a function of the state
+      return StateForm::Other;
   }
 }
 
-bool polynomial_in_states(const ExprPtr& e) {
-  if (!reads(e, SymbolKind::State)) return true;
-  switch (e->op) {
-    case Op::Symbol: return true;
-    case Op::Negate: return polynomial_in_states(e->args[0]);
-    case Op::Add:
-    case Op::Subtract:
-    case Op::Multiply: return polynomial_in_states(e->args[0]) && polynomial_in_states(e->args[1]);
-    case Op::Divide: return !reads(e->args[1], SymbolKind::State) && polynomial_in_states(e->args[0]);
-    case Op::Power: {
-      const Expr& n = *e->args[1];
-      return n.op == Op::Number && n.number >= 0.0 && n.number == std::floor(n.number) &&
-             polynomial_in_states(e->args[0]);
-    }
-    default:  // a function of the state
-      return false;
-  }
-}
+}  // namespace
+
+bool affine_in_states(const ExprPtr& e) { return state_form(e) <= StateForm::Affine; }
+bool polynomial_in_states(const ExprPtr& e) { return state_form(e) <= StateForm::Polynomial; }
 
 }  // namespace saltation::user_model

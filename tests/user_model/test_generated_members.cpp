@@ -194,3 +194,12 @@ TEST(GeneratedMembers, AffineFlowIsDeclaredWhereItHolds) {
   EXPECT_TRUE(jacobian_is_constant<gen_hopper::Model>(kHopper, 2));
   EXPECT_FALSE(jacobian_is_constant<gen_impact_pendulum::Model>(kPendulum, 1));
 }
+
+// Every example's guards are polynomials in the state (h, y - L0, wall - phi, T - T_high): the
+// curvature bound applies to all four.
+TEST(GeneratedMembers, PolynomialGuardsAreDeclaredWhereTheyHold) {
+  static_assert(has_polynomial_guards<gen_bouncing_ball::Model>::value, "");
+  static_assert(has_polynomial_guards<gen_thermostat::Model>::value, "");
+  static_assert(has_polynomial_guards<gen_hopper::Model>::value, "");
+  static_assert(has_polynomial_guards<gen_impact_pendulum::Model>::value, "");
+}
