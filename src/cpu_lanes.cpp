@@ -20,7 +20,7 @@ struct LaneEntry {
   using Run = void (*)(const Model&, const double*, std::size_t, const Options&, const typename Output::View&,
                        const Progress*);
   Run run = nullptr;       // forward
-  Run run_sens = nullptr;  // with sensitivities (affine flows)
+  Run run_sens = nullptr;  // with sensitivities
 };
 template <class Model>
 struct LaneEntries : LaneEntry<core::FullRecord, Model>,
@@ -57,8 +57,7 @@ template <class Output, class Model>
 void fill_entry(cpu::detail::LaneTable& table) {
   auto& entry = static_cast<cpu::detail::LaneEntry<Output, Model>&>(table);
   entry.run = &run_lanes<Output, Model, false>;
-  // The free steps' tangent is the affine flows' (Trajectory::affine_tangent).
-  if constexpr (has_affine_flow<Model>::value) entry.run_sens = &run_lanes<Output, Model, true>;
+  entry.run_sens = &run_lanes<Output, Model, true>;
 }
 template <class Model>
 void fill(cpu::detail::LaneTable& table) {

@@ -85,6 +85,36 @@ __attribute__((flatten)) void lanes_flow(const Model& m, const double* q, int mo
   for (int k = 0; k < N; ++k) hn::Store(fv[k].v, Tag(), f + k * kW);
 }
 
+// For a model without a guard bound: one RK4 step of dt for all W lanes from q with the flow f
+// there (as lanes_rk4_step).
+template <class Model>
+__attribute__((flatten)) void lanes_rk4_step_from(const Model& m, const double* q, const double* f, int mode,
+                                                  const double* rows, double dt, double* q_end) {
+  constexpr int N = Model::N;
+  LaneVec qv[N], fv[N], out[N];
+  for (int k = 0; k < N; ++k) {
+    qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+    fv[k] = LaneVec(hn::Load(Tag(), f + k * kW));
+  }
+  core::rk4_step_from(m, qv, fv, mode, LaneArray{rows}, dt, out);
+  for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
+}
+
+// With sensitivities of a flow that is not affine: one RK4 step of dt for all W lanes with their
+// whole segment tangents (core::rk4_tangent_step on duals of lane vectors), q and Y as [e * W + l].
+// Flattened as lanes_rk4_step.
+template <class Model>
+__attribute__((flatten)) void lanes_tangent_step(const Model& m, const double* q, const double* Y, int mode,
+                                                 const double* rows, double dt, double* q_end, double* Y_end) {
+  constexpr int N = Model::N, NW = N * core::tangent_width<Model>();
+  LaneVec qv[N], out[N], Yv[NW];
+  for (int k = 0; k < N; ++k) qv[k] = LaneVec(hn::Load(Tag(), q + k * kW));
+  for (int e = 0; e < NW; ++e) Yv[e] = LaneVec(hn::Load(Tag(), Y + e * kW));
+  core::rk4_tangent_step(m, qv, mode, LaneArray{rows}, dt, out, Yv);
+  for (int k = 0; k < N; ++k) hn::Store(out[k].v, Tag(), q_end + k * kW);
+  for (int e = 0; e < NW; ++e) hn::Store(Yv[e].v, Tag(), Y_end + e * kW);
+}
+
 // A guard value past its surface in the guard's (non-zero) direction, lane by lane (core::past_surface).
 inline LaneMask lanes_past_surface(int direction, const LaneVec& g) {
   return direction < 0 ? g < LaneVec(0.0) : g > LaneVec(0.0);
@@ -161,28 +191,23 @@ struct LaneGuards {
   }
 };
 
-// For a model without a guard bound: one RK4 step of dt for all W lanes from q with the flow f
-// there (as lanes_rk4_step), and the lanes whose step step() would take without a crossing: no
-// active guard past its surface at the step's end, nor, with probes, unless the curvature bound
-// rules the step out, at the interior points of its dense output (Trajectory::dense_output_clear,
-// lane by lane; with no probes the end is what step() tests). With probes the flow at the end goes
-// to f_end (the next step's first stage) and the guards there to guards.g_end; the interior points
-// are skipped when the bound clears every flying lane whose end is clear. Flattened as
-// lanes_rk4_step.
+// For a model without a guard bound: the lanes whose step of dt from q (the flow f there; read
+// with probes only) to q_end step() would take without a crossing: no active guard past its
+// surface at the step's end, nor, with probes, unless the curvature bound rules the step out, at
+// the interior points of its dense output (Trajectory::dense_output_clear, lane by lane; with no
+// probes the end is what step() tests). With probes the flow at the end goes to f_end (the next
+// step's first stage) and the guards there to guards.g_end; the interior points are skipped when
+// the bound clears every flying lane whose end is clear. Flattened as lanes_rk4_step.
 template <class Model>
-__attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const double* q, const double* f, int mode,
-                                                      const double* rows, double dt, int probes, unsigned flying,
-                                                      LaneGuards<Model::M>& guards, double* q_end, double* f_end) {
+__attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const double* q, const double* f,
+                                                      const double* q_end, int mode, const double* rows, double dt,
+                                                      int probes, unsigned flying, LaneGuards<Model::M>& guards,
+                                                      double* f_end) {
   constexpr int N = Model::N, M = Model::M;
   const Tag d;
   const LaneArray th{rows};
   LaneVec q0[N], f0[N], q1[N], f1[N];
-  for (int k = 0; k < N; ++k) {
-    q0[k] = LaneVec(hn::Load(d, q + k * kW));
-    f0[k] = LaneVec(hn::Load(d, f + k * kW));
-  }
-  core::rk4_step_from(m, q0, f0, mode, th, dt, q1);
-  for (int k = 0; k < N; ++k) hn::Store(q1[k].v, d, q_end + k * kW);
+  for (int k = 0; k < N; ++k) q1[k] = LaneVec(hn::Load(d, q_end + k * kW));
   auto past_at = [&](const LaneVec* at) {
     LaneMask past{hn::FirstN(d, 0)};
     for (int j = 0; j < M; ++j)
@@ -190,6 +215,10 @@ __attribute__((flatten)) unsigned lanes_screened_step(const Model& m, const doub
     return past;
   };
   if (probes == 0) return lane_bits(!past_at(q1));
+  for (int k = 0; k < N; ++k) {
+    q0[k] = LaneVec(hn::Load(d, q + k * kW));
+    f0[k] = LaneVec(hn::Load(d, f + k * kW));
+  }
   LaneMask past{hn::FirstN(d, 0)};
   for (int j = 0; j < M; ++j) {
     const int dir = m.direction(j, mode);
@@ -229,8 +258,8 @@ __attribute__((flatten)) inline void lanes_advance_time(LaneVec& t, LaneVec& car
   core::advance_time(t, carry, LaneVec(dt));
 }
 
-// With sensitivities, the flow-parameter columns of the W lanes' segment tangents after a full step
-// from q (affine flows; Trajectory::affine_tangent): Phi, Psi, psi, q and Y as [e * W + l], only
+// With sensitivities of an affine flow, the flow-parameter columns of the W lanes' segment tangents
+// after a full step from q (Trajectory::free_steps_tangent): Phi, Psi, psi, q and Y as [e * W + l], only
 // the F columns of Y and Y_end. Flattened as lanes_rk4_step.
 template <class Model>
 __attribute__((flatten)) void lanes_flow_param_step(const double* Phi, const double* Psi, const double* psi,
@@ -259,6 +288,11 @@ class LaneGroup {
  public:
   using Traj = core::Trajectory<Model, RowParams, Sens, Output>;
   static constexpr int N = Model::N, P = Model::P, F = Model::F, W = core::tangent_width<Model>();
+  // With sensitivities, an affine flow's free steps advance the flow-parameter columns of the
+  // tangent from its step matrices (lanes_flow_param_step); any other flow's the whole tangent by
+  // the stages on dual numbers (lanes_tangent_step), which give the step's end state too.
+  static constexpr bool kAffineTangent = Sens && has_affine_flow<Model>::value;
+  static constexpr bool kTangentStep = Sens && !has_affine_flow<Model>::value;
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
             std::atomic<std::size_t>& next, ProgressCounter& counter)
@@ -286,12 +320,12 @@ class LaneGroup {
 
  private:
   // The flying lanes' states, held here between their free steps: q as [k * W + l], and t with its
-  // carry (core::advance_time); with
-  // sensitivities also their step matrices and segment tangents.
-  static constexpr int kT = Sens ? kW : 0;
+  // carry (core::advance_time); with sensitivities also their segment tangents and, for an affine
+  // flow, step matrices.
+  static constexpr int kT = Sens ? kW : 0, kA = kAffineTangent ? kW : 0;
   struct Flight {
     HWY_ALIGN double q[N * kW] = {}, q_end[N * kW], t[kW] = {}, t_carry[kW] = {};
-    HWY_ALIGN double Phi[N * N * kT + 1], Psi[F * N * N * kT + 1], psi[F * N * kT + 1];
+    HWY_ALIGN double Phi[N * N * kA + 1], Psi[F * N * N * kA + 1], psi[F * N * kA + 1];
     HWY_ALIGN double Y[N * W * kT + 1], Y_end[N * W * kT + 1];
     // For a model without a guard bound, the flow at q (the step's first stage) and at q_end.
     HWY_ALIGN double f[N * kW] = {}, f_end[N * kW] = {};
@@ -311,13 +345,16 @@ class LaneGroup {
     const Tag d;
     const auto t_final = hn::Set(d, o_.t_final), dt = hn::Set(d, o_.dt);
     unsigned clear = ~0u;
+    if constexpr (kTangentStep) lanes_tangent_step(m_, f.q, f.Y, f.mode, rows_, o_.dt, f.q_end, f.Y_end);
     if constexpr (has_guard_exclusion<Model>::value) {
-      lanes_rk4_step(m_, f.q, f.mode, rows_, o_.dt, f.q_end);
+      if constexpr (!kTangentStep) lanes_rk4_step(m_, f.q, f.mode, rows_, o_.dt, f.q_end);
     } else {
-      if (f.flying & ~f.f_known) lanes_flow(m_, f.q, f.mode, rows_, f.f);
-      clear = lanes_screened_step(m_, f.q, f.f, f.mode, rows_, o_.dt, o_.probes, f.flying, f.guards, f.q_end, f.f_end);
+      // The flow at q: the step's first stage, and with probes the dense output's slope.
+      if ((!kTangentStep || o_.probes > 0) && (f.flying & ~f.f_known)) lanes_flow(m_, f.q, f.mode, rows_, f.f);
+      if constexpr (!kTangentStep) lanes_rk4_step_from(m_, f.q, f.f, f.mode, rows_, o_.dt, f.q_end);
+      clear = lanes_screened_step(m_, f.q, f.f, f.q_end, f.mode, rows_, o_.dt, o_.probes, f.flying, f.guards, f.f_end);
     }
-    if constexpr (Sens) lanes_flow_param_step<Model>(f.Phi, f.Psi, f.psi, f.q, f.Y, f.Y_end);
+    if constexpr (kAffineTangent) lanes_flow_param_step<Model>(f.Phi, f.Psi, f.psi, f.q, f.Y, f.Y_end);
     auto candidate = hn::Gt(hn::Sub(t_final, hn::Load(d, f.t)), dt);
     for (int k = 0; k < N; ++k) candidate = hn::And(candidate, hn::IsFinite(hn::Load(d, f.q_end + k * kW)));
     const unsigned free = free_lanes(bits(candidate) & f.flying & clear, f.mode, f.q, f.q_end);
@@ -338,9 +375,9 @@ class LaneGroup {
     }
     if constexpr (Sens) {
       for (int i = 0; i < N; ++i)
-        for (int c = 0; c < F; ++c) {
-          double* y = f.Y + (i * W + N + c) * kW;
-          hn::Store(hn::IfThenElse(taken, hn::Load(d, f.Y_end + (i * W + N + c) * kW), hn::Load(d, y)), d, y);
+        for (int c = kAffineTangent ? N : 0; c < W; ++c) {
+          double* y = f.Y + (i * W + c) * kW;
+          hn::Store(hn::IfThenElse(taken, hn::Load(d, f.Y_end + (i * W + c) * kW), hn::Load(d, y)), d, y);
         }
     }
     LaneVec t(hn::Load(d, f.t)), t_carry(hn::Load(d, f.t_carry));
@@ -399,15 +436,17 @@ class LaneGroup {
       f.t[l] = lane_[l]->time();
       f.t_carry[l] = lane_[l]->time_carry();
       if constexpr (Sens) {
-        const auto& tg = lane_[l]->affine_tangent();
-        if (matrices_mode_[l] != f.mode) {  // functions of the row and the mode only
-          for (int e = 0; e < N * N; ++e) f.Phi[e * kW + l] = tg.Phi[e];
-          for (int e = 0; e < F * N * N; ++e) f.Psi[e * kW + l] = tg.Psi[e];
-          for (int e = 0; e < F * N; ++e) f.psi[e * kW + l] = tg.psi[e];
-          matrices_mode_[l] = f.mode;
+        const auto& tg = lane_[l]->free_steps_tangent();
+        if constexpr (kAffineTangent) {
+          if (matrices_mode_[l] != f.mode) {  // functions of the row and the mode only
+            for (int e = 0; e < N * N; ++e) f.Phi[e * kW + l] = tg.Phi[e];
+            for (int e = 0; e < F * N * N; ++e) f.Psi[e * kW + l] = tg.Psi[e];
+            for (int e = 0; e < F * N; ++e) f.psi[e * kW + l] = tg.psi[e];
+            matrices_mode_[l] = f.mode;
+          }
         }
         for (int i = 0; i < N; ++i)
-          for (int c = 0; c < F; ++c) f.Y[(i * W + N + c) * kW + l] = tg.Y[i * W + N + c];
+          for (int c = kAffineTangent ? N : 0; c < W; ++c) f.Y[(i * W + c) * kW + l] = tg.Y[i * W + c];
       }
       if constexpr (core::has_curvature_bound<Model>())
         if (o_.probes > 0) f.guards.take_from(*lane_[l], l);
@@ -459,7 +498,7 @@ class LaneGroup {
     if constexpr (Sens) {
       double Yl[N * W];
       for (int i = 0; i < N; ++i)
-        for (int f = 0; f < F; ++f) Yl[i * W + N + f] = Y[(i * W + N + f) * kW + l];
+        for (int c = kAffineTangent ? N : 0; c < W; ++c) Yl[i * W + c] = Y[(i * W + c) * kW + l];
       return lane_[l]->resume(ql, tl, t_carry, Yl, steps);
     } else {
       return lane_[l]->resume(ql, tl, t_carry);
@@ -511,7 +550,7 @@ class LaneGroup {
   ProgressCounter& counter_;
   HWY_ALIGN double rows_[P * kW] = {};  // the lanes' parameter rows, transposed
   std::optional<Traj> lane_[kW];
-  int matrices_mode_[kW];  // with Sens: the mode whose step matrices lane l's columns hold, or -1
+  int matrices_mode_[kW];  // for an affine tangent: the mode whose step matrices lane l's columns hold, or -1
   // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).
   typename guard_summary_of<Model, LaneArray>::type summary_{};
 };

@@ -30,9 +30,8 @@ struct LaneTarget {
 LaneTarget lane_target();
 
 // Runs the batch like cpu::solve<Output> (same arguments, same results) in SIMD lanes, and returns
-// true; returns false, having done nothing, where the lanes do not apply: no lane target (above),
-// or options.sensitivities for a model without an affine flow (the free steps' tangent in lanes is
-// the affine flows'). Defined for the models with has_cpu_lanes<Model>.
+// true; returns false, having done nothing, where the lanes do not apply: no lane target (above).
+// Defined for the models with has_cpu_lanes<Model>.
 template <class Output, class Model>
 bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                  const typename Output::View& out, const Progress* progress);

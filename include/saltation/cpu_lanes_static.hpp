@@ -21,19 +21,16 @@ bool solve_static_lanes(const Model& model, const double* theta, std::size_t n, 
   const SimdRequest request = simd_request();
   if (request == SimdRequest::None || (request == SimdRequest::Avx2 && HWY_STATIC_TARGET != HWY_AVX2)) return false;
   namespace lanes = cpu_lanes::HWY_NAMESPACE;
-  if (!options.sensitivities) {
-    lanes::run_lanes<Output, Model, false>(model, theta, n, options, out, progress);
-    return true;
-  }
-  // The free steps' tangent is the affine flows' (Trajectory::affine_tangent).
-  if constexpr (has_affine_flow<Model>::value) {
+  if (options.sensitivities) {
     lanes::run_lanes<Output, Model, true>(model, theta, n, options, out, progress);
-    return true;
+  } else {
+    lanes::run_lanes<Output, Model, false>(model, theta, n, options, out, progress);
   }
+  return true;
 #else
   (void)model, (void)theta, (void)n, (void)options, (void)out, (void)progress;
-#endif
   return false;
+#endif
 }
 
 }  // namespace saltation::cpu

@@ -3,6 +3,9 @@
 // written once over a generic scalar; evaluating them on Dual<D> gives D partial
 // derivatives at once. The value part of every operation is computed exactly as the
 // plain-double operation is, so a run with sensitivities follows the same trajectory.
+// The value type T is double, or the CPU's SIMD-lane vector (lane_vec-inl.h): Dual<D, LaneVec>
+// carries W trajectories' duals, each lane's bits those of Dual<D> (the operations below are
+// lane-wise, and choices are made by select on comparisons, never by branches).
 //
 // Elementary functions (below), each for double and for Dual<D>, host and device: exp, log,
 // sqrt, cbrt, abs, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, pow, hypot, fmin,
@@ -33,22 +36,50 @@
 // or calls them qualified, saltation::sin(x). For Dual<D> arguments, argument-dependent lookup
 // finds them anyway; the declarations matter for S = double.
 #include <cmath>
+#include <type_traits>
 
 #include "saltation/config.hpp"
-#include "saltation/numeric.hpp"  // is_finite, which models use alongside these functions
+#include "saltation/numeric.hpp"  // is_finite, which models use alongside these functions; select
 
 namespace saltation {
 
-template <int D>
+// The double versions, first: the dual functions below call them (and a lane vector's) unqualified.
+SALTATION_HD inline double value_of(double x) { return x; }
+SALTATION_HD inline double exp(double x) { return ::exp(x); }
+SALTATION_HD inline double sqrt(double x) { return ::sqrt(x); }
+SALTATION_HD inline double log(double x) { return ::log(x); }
+SALTATION_HD inline double abs(double x) { return ::fabs(x); }
+SALTATION_HD inline double cbrt(double x) { return ::cbrt(x); }
+SALTATION_HD inline double sin(double x) { return ::sin(x); }
+SALTATION_HD inline double cos(double x) { return ::cos(x); }
+SALTATION_HD inline double tan(double x) { return ::tan(x); }
+SALTATION_HD inline double asin(double x) { return ::asin(x); }
+SALTATION_HD inline double acos(double x) { return ::acos(x); }
+SALTATION_HD inline double atan(double x) { return ::atan(x); }
+SALTATION_HD inline double sinh(double x) { return ::sinh(x); }
+SALTATION_HD inline double cosh(double x) { return ::cosh(x); }
+SALTATION_HD inline double tanh(double x) { return ::tanh(x); }
+SALTATION_HD inline double atan2(double y, double x) { return ::atan2(y, x); }
+SALTATION_HD inline double pow(double a, double b) { return ::pow(a, b); }
+SALTATION_HD inline double hypot(double a, double b) { return ::hypot(a, b); }
+SALTATION_HD inline double fmin(double a, double b) { return ::fmin(a, b); }
+SALTATION_HD inline double fmax(double a, double b) { return ::fmax(a, b); }
+
+template <int D, class T = double>
 struct Dual {
   static_assert(D >= 1, "a dual number needs at least one derivative slot");
-  double v;
-  double d[D];
+  using Value = T;
+  T v;
+  T d[D];
 
   SALTATION_HD Dual() : v(0.0) { zero(); }
   SALTATION_HD Dual(double x) : v(x) { zero(); }  // NOLINT: implicit lift of constants is the point
+  template <class U = T, std::enable_if_t<!std::is_same<U, double>::value, int> = 0>
+  SALTATION_HD Dual(const T& x) : v(x) {  // NOLINT: as from double
+    zero();
+  }
   // The independent variable number `slot` with value x.
-  static SALTATION_HD Dual variable(double x, int slot) {
+  static SALTATION_HD Dual variable(const T& x, int slot) {
     Dual r(x);
     r.d[slot] = 1.0;
     return r;
@@ -89,7 +120,7 @@ struct Dual {
   friend SALTATION_HD Dual operator/(const Dual& a, const Dual& b) {
     Dual r;
     r.v = a.v / b.v;
-    const double inv = 1.0 / b.v;
+    const T inv = 1.0 / b.v;
     for (int k = 0; k < D; ++k) r.d[k] = (a.d[k] - r.v * b.d[k]) * inv;
     return r;
   }
@@ -135,186 +166,168 @@ struct Dual {
   friend SALTATION_HD Dual operator/(double a, const Dual& b) {
     Dual r;
     r.v = a / b.v;
-    const double s = -r.v / b.v;
+    const T s = -r.v / b.v;
     for (int k = 0; k < D; ++k) r.d[k] = s * b.d[k];
     return r;
   }
-  // Comparisons look at values only: branches in a model pick a smooth piece.
-  friend SALTATION_HD bool operator<(const Dual& a, const Dual& b) { return a.v < b.v; }
-  friend SALTATION_HD bool operator>(const Dual& a, const Dual& b) { return a.v > b.v; }
-  friend SALTATION_HD bool operator<=(const Dual& a, const Dual& b) { return a.v <= b.v; }
-  friend SALTATION_HD bool operator>=(const Dual& a, const Dual& b) { return a.v >= b.v; }
-  friend SALTATION_HD bool operator<(const Dual& a, double b) { return a.v < b; }
-  friend SALTATION_HD bool operator>(const Dual& a, double b) { return a.v > b; }
-  friend SALTATION_HD bool operator<=(const Dual& a, double b) { return a.v <= b; }
-  friend SALTATION_HD bool operator>=(const Dual& a, double b) { return a.v >= b; }
+  // Comparisons look at values only: branches in a model pick a smooth piece. Their outcome is
+  // the value type's (bool for double, a lane mask for lane vectors).
+  friend SALTATION_HD auto operator<(const Dual& a, const Dual& b) { return a.v < b.v; }
+  friend SALTATION_HD auto operator>(const Dual& a, const Dual& b) { return a.v > b.v; }
+  friend SALTATION_HD auto operator<=(const Dual& a, const Dual& b) { return a.v <= b.v; }
+  friend SALTATION_HD auto operator>=(const Dual& a, const Dual& b) { return a.v >= b.v; }
+  friend SALTATION_HD auto operator<(const Dual& a, double b) { return a.v < T(b); }
+  friend SALTATION_HD auto operator>(const Dual& a, double b) { return a.v > T(b); }
+  friend SALTATION_HD auto operator<=(const Dual& a, double b) { return a.v <= T(b); }
+  friend SALTATION_HD auto operator>=(const Dual& a, double b) { return a.v >= T(b); }
 };
 
-// Elementary functions for models, for plain doubles and duals alike. Models call them
-// unqualified from inside namespace saltation.
-SALTATION_HD inline double value_of(double x) { return x; }
-SALTATION_HD inline double exp(double x) { return ::exp(x); }
-SALTATION_HD inline double sqrt(double x) { return ::sqrt(x); }
-SALTATION_HD inline double log(double x) { return ::log(x); }
-SALTATION_HD inline double abs(double x) { return ::fabs(x); }
-
-template <int D>
-SALTATION_HD double value_of(const Dual<D>& x) {
+template <int D, class T>
+SALTATION_HD T value_of(const Dual<D, T>& x) {
   return x.v;
 }
-template <int D>
-SALTATION_HD Dual<D> exp(const Dual<D>& a) {
-  Dual<D> r;
-  r.v = ::exp(a.v);
-  for (int k = 0; k < D; ++k) r.d[k] = r.v * a.d[k];
+// a where m holds, else b (numeric.hpp's select, slot by slot).
+template <int D, class T, class Mask>
+SALTATION_HD Dual<D, T> select(const Mask& m, const Dual<D, T>& a, const Dual<D, T>& b) {
+  Dual<D, T> r;
+  r.v = select(m, a.v, b.v);
+  for (int k = 0; k < D; ++k) r.d[k] = select(m, a.d[k], b.d[k]);
   return r;
 }
-template <int D>
-SALTATION_HD Dual<D> exp_by_table(const Dual<D>& a) {
-  Dual<D> r;
-  r.v = exp_by_table(a.v);
-  for (int k = 0; k < D; ++k) r.d[k] = r.v * a.d[k];
-  return r;
-}
-template <int D>
-SALTATION_HD Dual<D> sqrt(const Dual<D>& a) {
-  Dual<D> r;
-  r.v = ::sqrt(a.v);
-  const double s = 0.5 / r.v;
-  for (int k = 0; k < D; ++k) r.d[k] = s * a.d[k];
-  return r;
-}
-template <int D>
-SALTATION_HD Dual<D> log(const Dual<D>& a) {
-  Dual<D> r;
-  r.v = ::log(a.v);
-  for (int k = 0; k < D; ++k) r.d[k] = a.d[k] / a.v;
-  return r;
-}
-template <int D>
-SALTATION_HD Dual<D> abs(const Dual<D>& a) {
-  return a.v < 0.0 ? -a : a;
-}
-
-SALTATION_HD inline double cbrt(double x) { return ::cbrt(x); }
-SALTATION_HD inline double sin(double x) { return ::sin(x); }
-SALTATION_HD inline double cos(double x) { return ::cos(x); }
-SALTATION_HD inline double tan(double x) { return ::tan(x); }
-SALTATION_HD inline double asin(double x) { return ::asin(x); }
-SALTATION_HD inline double acos(double x) { return ::acos(x); }
-SALTATION_HD inline double atan(double x) { return ::atan(x); }
-SALTATION_HD inline double sinh(double x) { return ::sinh(x); }
-SALTATION_HD inline double cosh(double x) { return ::cosh(x); }
-SALTATION_HD inline double tanh(double x) { return ::tanh(x); }
-SALTATION_HD inline double atan2(double y, double x) { return ::atan2(y, x); }
-SALTATION_HD inline double pow(double a, double b) { return ::pow(a, b); }
-SALTATION_HD inline double hypot(double a, double b) { return ::hypot(a, b); }
-SALTATION_HD inline double fmin(double a, double b) { return ::fmin(a, b); }
-SALTATION_HD inline double fmax(double a, double b) { return ::fmax(a, b); }
 
 namespace detail {
 // The chain rule for a function of one argument: value f(a), slope f'(a).
-template <int D>
-SALTATION_HD Dual<D> chain(double value, double slope, const Dual<D>& a) {
-  Dual<D> r(value);
+template <int D, class T>
+SALTATION_HD Dual<D, T> chain(const typename Dual<D, T>::Value& value, const typename Dual<D, T>::Value& slope,
+                              const Dual<D, T>& a) {
+  Dual<D, T> r(value);
   for (int k = 0; k < D; ++k) r.d[k] = slope * a.d[k];
   return r;
 }
 }  // namespace detail
 
-template <int D>
-SALTATION_HD Dual<D> cbrt(const Dual<D>& a) {
-  const double r = ::cbrt(a.v);
+// Elementary functions for models, for plain doubles and duals alike. Models call them
+// unqualified from inside namespace saltation.
+template <int D, class T>
+SALTATION_HD Dual<D, T> exp(const Dual<D, T>& a) {
+  const T e = exp(a.v);
+  return detail::chain(e, e, a);
+}
+template <int D, class T>
+SALTATION_HD Dual<D, T> exp_by_table(const Dual<D, T>& a) {
+  const T e = exp_by_table(a.v);
+  return detail::chain(e, e, a);
+}
+template <int D, class T>
+SALTATION_HD Dual<D, T> sqrt(const Dual<D, T>& a) {
+  const T r = sqrt(a.v);
+  return detail::chain(r, 0.5 / r, a);
+}
+template <int D, class T>
+SALTATION_HD Dual<D, T> log(const Dual<D, T>& a) {
+  Dual<D, T> r(log(a.v));
+  for (int k = 0; k < D; ++k) r.d[k] = a.d[k] / a.v;
+  return r;
+}
+template <int D, class T>
+SALTATION_HD Dual<D, T> abs(const Dual<D, T>& a) {
+  return select(a.v < T(0.0), -a, a);
+}
+template <int D, class T>
+SALTATION_HD Dual<D, T> cbrt(const Dual<D, T>& a) {
+  const T r = cbrt(a.v);
   return detail::chain(r, 1.0 / (3.0 * r * r), a);
 }
-template <int D>
-SALTATION_HD Dual<D> sin(const Dual<D>& a) {
-  return detail::chain(::sin(a.v), ::cos(a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> sin(const Dual<D, T>& a) {
+  return detail::chain(sin(a.v), cos(a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> cos(const Dual<D>& a) {
-  return detail::chain(::cos(a.v), -::sin(a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> cos(const Dual<D, T>& a) {
+  return detail::chain(cos(a.v), -sin(a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> tan(const Dual<D>& a) {
-  const double r = ::tan(a.v);
+template <int D, class T>
+SALTATION_HD Dual<D, T> tan(const Dual<D, T>& a) {
+  const T r = tan(a.v);
   return detail::chain(r, 1.0 + r * r, a);
 }
-template <int D>
-SALTATION_HD Dual<D> asin(const Dual<D>& a) {
-  return detail::chain(::asin(a.v), 1.0 / ::sqrt(1.0 - a.v * a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> asin(const Dual<D, T>& a) {
+  return detail::chain(asin(a.v), 1.0 / sqrt(1.0 - a.v * a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> acos(const Dual<D>& a) {
-  return detail::chain(::acos(a.v), -1.0 / ::sqrt(1.0 - a.v * a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> acos(const Dual<D, T>& a) {
+  return detail::chain(acos(a.v), -1.0 / sqrt(1.0 - a.v * a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> atan(const Dual<D>& a) {
-  return detail::chain(::atan(a.v), 1.0 / (1.0 + a.v * a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> atan(const Dual<D, T>& a) {
+  return detail::chain(atan(a.v), 1.0 / (1.0 + a.v * a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> sinh(const Dual<D>& a) {
-  return detail::chain(::sinh(a.v), ::cosh(a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> sinh(const Dual<D, T>& a) {
+  return detail::chain(sinh(a.v), cosh(a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> cosh(const Dual<D>& a) {
-  return detail::chain(::cosh(a.v), ::sinh(a.v), a);
+template <int D, class T>
+SALTATION_HD Dual<D, T> cosh(const Dual<D, T>& a) {
+  return detail::chain(cosh(a.v), sinh(a.v), a);
 }
-template <int D>
-SALTATION_HD Dual<D> tanh(const Dual<D>& a) {
-  const double r = ::tanh(a.v);
+template <int D, class T>
+SALTATION_HD Dual<D, T> tanh(const Dual<D, T>& a) {
+  const T r = tanh(a.v);
   return detail::chain(r, 1.0 - r * r, a);
 }
 
 // Two-argument functions: the Dual-Dual overload does the work; a double argument is lifted to a
 // dual constant (its derivative slots are zero).
-template <int D>
-SALTATION_HD Dual<D> atan2(const Dual<D>& y, const Dual<D>& x) {
-  Dual<D> r(::atan2(y.v, x.v));
-  const double r2 = x.v * x.v + y.v * y.v;
+template <int D, class T>
+SALTATION_HD Dual<D, T> atan2(const Dual<D, T>& y, const Dual<D, T>& x) {
+  Dual<D, T> r(atan2(y.v, x.v));
+  const T r2 = x.v * x.v + y.v * y.v;
   for (int k = 0; k < D; ++k) r.d[k] = (x.v * y.d[k] - y.v * x.d[k]) / r2;
   return r;
 }
-template <int D>
-SALTATION_HD Dual<D> pow(const Dual<D>& a, const Dual<D>& b) {
-  Dual<D> r(::pow(a.v, b.v));
+template <int D, class T>
+SALTATION_HD Dual<D, T> pow(const Dual<D, T>& a, const Dual<D, T>& b) {
+  Dual<D, T> r(pow(a.v, b.v));
+  const T zero(0.0);
   // d/da = b a^(b-1) (0 for b = 0, where a^b is constant), d/db = a^b log a (0 where a^b = 0).
-  const double slope_a = b.v == 0.0 ? 0.0 : b.v * ::pow(a.v, b.v - 1.0);
-  const double slope_b = r.v == 0.0 ? 0.0 : r.v * ::log(a.v);
+  const T slope_a = select(b.v == zero, zero, b.v * pow(a.v, b.v - 1.0));
+  const T slope_b = select(r.v == zero, zero, r.v * log(a.v));
   // Zero slots skipped: a constant exponent must not bring log of a negative base (NaN) in.
   for (int k = 0; k < D; ++k)
-    r.d[k] = (a.d[k] == 0.0 ? 0.0 : slope_a * a.d[k]) + (b.d[k] == 0.0 ? 0.0 : slope_b * b.d[k]);
+    r.d[k] = select(a.d[k] == zero, zero, slope_a * a.d[k]) + select(b.d[k] == zero, zero, slope_b * b.d[k]);
   return r;
 }
-template <int D>
-SALTATION_HD Dual<D> hypot(const Dual<D>& a, const Dual<D>& b) {
-  Dual<D> r(::hypot(a.v, b.v));
-  if (r.v == 0.0) return r;  // the origin: zero derivatives (see the rules above)
-  for (int k = 0; k < D; ++k) r.d[k] = (a.v * a.d[k] + b.v * b.d[k]) / r.v;
+template <int D, class T>
+SALTATION_HD Dual<D, T> hypot(const Dual<D, T>& a, const Dual<D, T>& b) {
+  Dual<D, T> r(hypot(a.v, b.v));
+  const T zero(0.0);
+  const auto origin = r.v == zero;  // zero derivatives there (see the rules above)
+  for (int k = 0; k < D; ++k) r.d[k] = select(origin, zero, (a.v * a.d[k] + b.v * b.d[k]) / r.v);
   return r;
 }
 // Ties take the first argument; a NaN argument yields the other one, as ::fmin/::fmax do.
-template <int D>
-SALTATION_HD Dual<D> fmin(const Dual<D>& a, const Dual<D>& b) {
-  Dual<D> r = (b.v < a.v || a.v != a.v) ? b : a;
-  r.v = ::fmin(a.v, b.v);
+template <int D, class T>
+SALTATION_HD Dual<D, T> fmin(const Dual<D, T>& a, const Dual<D, T>& b) {
+  Dual<D, T> r = select(b.v < a.v || !(a.v == a.v), b, a);
+  r.v = fmin(a.v, b.v);
   return r;
 }
-template <int D>
-SALTATION_HD Dual<D> fmax(const Dual<D>& a, const Dual<D>& b) {
-  Dual<D> r = (b.v > a.v || a.v != a.v) ? b : a;
-  r.v = ::fmax(a.v, b.v);
+template <int D, class T>
+SALTATION_HD Dual<D, T> fmax(const Dual<D, T>& a, const Dual<D, T>& b) {
+  Dual<D, T> r = select(b.v > a.v || !(a.v == a.v), b, a);
+  r.v = fmax(a.v, b.v);
   return r;
 }
 
-#define SALTATION_DUAL_MIXED_ARGUMENTS(f)              \
-  template <int D>                                     \
-  SALTATION_HD Dual<D> f(const Dual<D>& a, double b) { \
-    return f(a, Dual<D>(b));                           \
-  }                                                    \
-  template <int D>                                     \
-  SALTATION_HD Dual<D> f(double a, const Dual<D>& b) { \
-    return f(Dual<D>(a), b);                           \
+#define SALTATION_DUAL_MIXED_ARGUMENTS(f)                    \
+  template <int D, class T>                                  \
+  SALTATION_HD Dual<D, T> f(const Dual<D, T>& a, double b) { \
+    return f(a, Dual<D, T>(b));                              \
+  }                                                          \
+  template <int D, class T>                                  \
+  SALTATION_HD Dual<D, T> f(double a, const Dual<D, T>& b) { \
+    return f(Dual<D, T>(a), b);                              \
   }
 SALTATION_DUAL_MIXED_ARGUMENTS(atan2)
 SALTATION_DUAL_MIXED_ARGUMENTS(pow)

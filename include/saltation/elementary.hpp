@@ -186,32 +186,33 @@ SALTATION_HD S cos(const S& x) {
 #endif
 }
 
-// Dual numbers: the value and the slope from the functions above (dual.hpp's chain rule).
-template <int D>
-SALTATION_HD Dual<D> exp(const Dual<D>& a) {
-  const double e = exp(a.v);
+// Dual numbers (of doubles or of lane vectors): the value and the slope from the functions above
+// (dual.hpp's chain rule).
+template <int D, class T>
+SALTATION_HD Dual<D, T> exp(const Dual<D, T>& a) {
+  const T e = exp(a.v);
   return saltation::detail::chain(e, e, a);
 }
-template <int D>
-SALTATION_HD Dual<D> log(const Dual<D>& a) {
+template <int D, class T>
+SALTATION_HD Dual<D, T> log(const Dual<D, T>& a) {
   return saltation::detail::chain(log(a.v), 1.0 / a.v, a);
 }
 // sin and cos of a dual number share one reduction.
-template <int D>
-SALTATION_HD Dual<D> sin(const Dual<D>& a) {
+template <int D, class T>
+SALTATION_HD Dual<D, T> sin(const Dual<D, T>& a) {
 #ifdef __CUDA_ARCH__
   return saltation::detail::chain(::sin(a.v), ::cos(a.v), a);
 #else
-  const detail::Reduced<double> red = detail::reduce(a.v);
+  const detail::Reduced<T> red = detail::reduce(a.v);
   return saltation::detail::chain(detail::sin_from<0>(a.v, red), detail::sin_from<1>(a.v, red), a);
 #endif
 }
-template <int D>
-SALTATION_HD Dual<D> cos(const Dual<D>& a) {
+template <int D, class T>
+SALTATION_HD Dual<D, T> cos(const Dual<D, T>& a) {
 #ifdef __CUDA_ARCH__
   return saltation::detail::chain(::cos(a.v), -::sin(a.v), a);
 #else
-  const detail::Reduced<double> red = detail::reduce(a.v);
+  const detail::Reduced<T> red = detail::reduce(a.v);
   return saltation::detail::chain(detail::sin_from<1>(a.v, red), -detail::sin_from<0>(a.v, red), a);
 #endif
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Parameter views that seed dual-number slots (the plain view, RowParams, is in params.hpp).
 #include <cstddef>
+#include <type_traits>
+#include <utility>
 
 #include "saltation/config.hpp"
 #include "saltation/dual.hpp"
@@ -29,12 +31,13 @@ struct ChunkSeededParams {
 };
 
 // The model's flow parameters seeded in slots First..First+F-1 (by default after the N slots
-// that belong to q).
+// that belong to q); duals of what the base holds (doubles, or lane vectors).
 template <class Model, class Base, int First = Model::N>
 struct FlowSeededParams {
+  using Value = std::decay_t<decltype(std::declval<const Base&>()[0])>;
   Base base;
-  SALTATION_HD Dual<First + Model::F> operator[](int k) const {
-    Dual<First + Model::F> r(base[k]);
+  SALTATION_HD Dual<First + Model::F, Value> operator[](int k) const {
+    Dual<First + Model::F, Value> r(base[k]);
     for (int f = 0; f < Model::F; ++f)
       if (Model::flow_param(f) == k) r.d[First + f] = 1.0;
     return r;

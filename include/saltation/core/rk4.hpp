@@ -71,18 +71,18 @@ constexpr int tangent_width() {
 // Y_F = 0 needs); each column's entries are the same bits whichever columns are carried, since a
 // dual number's slots do not mix. The state values are bit-identical to rk4_step's (same
 // operations in the same order).
-template <int C0 = 0, class Model, class Th>
-SALTATION_HD void rk4_tangent_step(const Model& m, const double* q, int mode, const Th& th, double h, double* out,
-                                   double* Y) {
+// S is double, or a lane vector as in rk4_step_from (the duals then of lane vectors).
+template <int C0 = 0, class Model, class Th, class S>
+SALTATION_HD void rk4_tangent_step(const Model& m, const S* q, int mode, const Th& th, double h, S* out, S* Y) {
   constexpr int N = Model::N, W = tangent_width<Model>(), C = W - C0;
   static_assert(C0 >= 0 && C0 <= N, "the carried columns start at a q-column or at the first flow parameter's");
-  using D = Dual<C>;
+  using D = Dual<C, S>;
   const FlowSeededParams<Model, Th, N - C0> fth{th};
-  double k[4][N], s[N], Ys[N * C];
+  S k[4][N], s[N], Ys[N * C];
   const double stage_scale[4] = {0.0, 0.5, 0.5, 1.0};
   const double stage_weight[4] = {1.0, 2.0, 2.0, 1.0};
   // Written at stage 0 before any read; zeroed so that GCC, which cannot see that, need not warn.
-  double KY[N * C] = {}, sumKY[N * C] = {};
+  S KY[N * C] = {}, sumKY[N * C] = {};
   for (int st = 0; st < 4; ++st) {
     if (st == 0) {
       for (int i = 0; i < N; ++i) s[i] = q[i];

@@ -147,10 +147,11 @@ class Trajectory {
   // checks, and guards_excluded(q0, q1)); resume() hands the state back after one or more such
   // steps (not after none: it marks the guards at the state unknown), and is true when t_final
   // is reached. Between them the trajectory goes through what step() would do on each step.
-  // With Sens (affine flows only) the driver also takes the tangent of the free steps:
-  // affine_tangent() readies the step matrices for the mode (as the first full step would) and
-  // gives them and the segment tangent Y, whose flow-parameter columns the driver advances by
-  // affine_flow_param_columns; resume() takes those columns back with the number of free steps.
+  // With Sens the driver also takes the tangent of the free steps: free_steps_tangent() gives the
+  // segment tangent Y and, for an affine flow, readies the step matrices for the mode (as the first
+  // full step would). The driver advances an affine flow's flow-parameter columns of Y by
+  // affine_flow_param_columns, and resume() takes those columns back with the number of free
+  // steps; any other flow's whole Y by rk4_tangent_step, which resume() takes back whole.
   SALTATION_HD const double* state() const { return q_; }
   SALTATION_HD int mode() const { return mode_; }
   SALTATION_HD double time() const { return t_; }
@@ -174,16 +175,20 @@ class Trajectory {
     static_assert(!Sens, "free steps taken elsewhere carry a tangent: resume(q, t, t_carry, Y, steps)");
     return resume_state(q, t, t_carry);
   }
-  SALTATION_HD const Tangents<Model, Sens>& affine_tangent() {
-    static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
-    tan_.ready_affine(m_, mode_, th_, o_.dt);
+  SALTATION_HD const Tangents<Model, Sens>& free_steps_tangent() {
+    static_assert(Sens, "a forward run has no tangent");
+    if constexpr (has_affine_flow<Model>::value) tan_.ready_affine(m_, mode_, th_, o_.dt);
     return tan_;
   }
   SALTATION_HD bool resume(const double* q, double t, double t_carry, const double* Y, int steps) {
-    static_assert(Sens && has_affine_flow<Model>::value, "the free steps' tangent is for affine flows");
-    for (int i = 0; i < N; ++i)
-      for (int f = 0; f < Model::F; ++f) tan_.Y[i * kWidth + N + f] = Y[i * kWidth + N + f];
-    tan_.pending += steps;
+    static_assert(Sens, "a forward run has no tangent: resume(q, t, t_carry)");
+    if constexpr (has_affine_flow<Model>::value) {
+      for (int i = 0; i < N; ++i)
+        for (int f = 0; f < Model::F; ++f) tan_.Y[i * kWidth + N + f] = Y[i * kWidth + N + f];
+      tan_.pending += steps;
+    } else {
+      for (int e = 0; e < N * kWidth; ++e) tan_.Y[e] = Y[e];
+    }
     return resume_state(q, t, t_carry);
   }
 
