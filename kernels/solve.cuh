@@ -17,6 +17,7 @@
 
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
+#include "launch_shape.hpp"
 #include "saltation/core/warp.hpp"
 #include "saltation/cuda.hpp"
 #include "saltation/interrupt.hpp"
@@ -174,6 +175,7 @@ std::size_t bytes_per_trajectory(const Host& out, int P) {
 // headroom for allocation granularity (2 MiB pages per array), the runtime's own buffers and
 // other users of the device.
 struct MemoryPlan {
+  int sms = 0;  // the device's multiprocessors
   std::size_t stack_bytes = 0;
   std::size_t resident_threads = 0;
   std::size_t stack_reservation = 0;
@@ -195,6 +197,7 @@ inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std:
   SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&current_stack, cudaLimitStackSize));
 
   MemoryPlan plan;
+  plan.sms = sms;
   plan.stack_bytes = stack_bytes;
   plan.resident_threads = static_cast<std::size_t>(sms) * static_cast<std::size_t>(threads_per_sm);
   plan.stack_reservation = stack_bytes * plan.resident_threads;
@@ -333,9 +336,11 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
   const MemoryPlan plan =
       plan_memory(Model::name, n, stack_bytes, bytes_per_trajectory(out, Model::P), progress != nullptr);
   const StackLimit stack_limit(plan.stack_bytes);
-  // The block size of highest occupancy for this kernel's registers (see kMaxBlock).
+  // The block size of highest occupancy for this kernel's registers (see kMaxBlock), smaller where a
+  // chunk would leave SMs without a block (launch_shape.hpp).
   int min_grid = 0, block = 0;
   SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, 0, kMaxBlock));
+  block = launch_block(plan.chunk, plan.sms, block);
 
   const OutputInputs<Host> inputs(out);
   std::vector<ChunkSlot<Host>> slots;
