@@ -6,7 +6,11 @@
 // every output policy.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "expect_bitwise.hpp"
@@ -104,4 +108,90 @@ TEST(StaticLanes, CppModelTypeMatchesTheScalarDriverBitwise) {
       for (std::size_t i = 0; i < scalar.n; ++i) events += scalar.n_events[i];
       EXPECT_GT(events, static_cast<int>(batch.n));
     }
+}
+
+// Dual numbers of lane vectors (dual.hpp and elementary.hpp over the lanes' LaneVec, what a
+// non-affine flow's tangent runs on in lanes): every lane of each function's value and slots is
+// the bits of Dual<D> on that lane's numbers, the choices included (abs at 0 and -0, fmin and fmax
+// at ties and with NaN, pow's zero slots with a negative base and its zero base, hypot at the
+// origin, atan2 at the origin).
+TEST(StaticLanes, DualsOfLaneVectorsMatchScalarDualsBitwise) {
+  namespace lanes = saltation::cpu_lanes::HWY_NAMESPACE;
+  using lanes::kW;
+  using DV = Dual<2, lanes::LaneVec>;
+  using DS = Dual<2>;
+  const double nan = std::nan("");
+  // Lane inputs a, b and their two slots; enough cases for several vector loads.
+  const std::vector<double> a = {0.0, -0.0, 1.5, -2.0, 0.3, nan, 2.0, 0.0, 0.7, -0.5, 3.0, 0.0};
+  const std::vector<double> b = {0.0, 0.0, 1.5, 2.5, -0.3, 1.0, nan, 2.0, 0.7, 0.0, -1.0, -0.0};
+  const std::vector<double> da0 = {1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 2.0, 1.0, -1.0, 0.0, 1.0, 1.0};
+  const std::vector<double> da1 = {0.0, 2.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 3.0, 1.0, 0.0, 0.0};
+  const std::vector<double> db0 = {0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0};
+  const std::vector<double> db1 = {1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 2.0, 0.0, 1.0, 0.0};
+  auto pair_at = [&](std::size_t first, auto& av, auto& bv) {  // lanes first .. first + kW - 1
+    auto load = [&](const std::vector<double>& x) {
+      HWY_ALIGN double lane[kW];
+      for (int l = 0; l < kW; ++l) lane[l] = x[(first + l) % x.size()];
+      return lanes::LaneVec(hwy::HWY_NAMESPACE::Load(lanes::Tag(), lane));
+    };
+    av = DV(load(a));
+    bv = DV(load(b));
+    av.d[0] = load(da0), av.d[1] = load(da1), bv.d[0] = load(db0), bv.d[1] = load(db1);
+  };
+  auto bits_equal = [](double x, double y) {
+    std::uint64_t bx, by;
+    std::memcpy(&bx, &x, sizeof bx);
+    std::memcpy(&by, &y, sizeof by);
+    return bx == by;
+  };
+  auto check = [&](const char* name, auto f) {
+    for (std::size_t first = 0; first < a.size(); first += kW) {
+      DV av, bv;
+      pair_at(first, av, bv);
+      const DV r = f(av, bv);
+      HWY_ALIGN double value[kW], slot[2][kW];
+      hwy::HWY_NAMESPACE::Store(r.v.v, lanes::Tag(), value);
+      for (int k = 0; k < 2; ++k) hwy::HWY_NAMESPACE::Store(r.d[k].v, lanes::Tag(), slot[k]);
+      for (int l = 0; l < kW; ++l) {
+        const std::size_t i = (first + l) % a.size();
+        DS as(a[i]), bs(b[i]);
+        as.d[0] = da0[i], as.d[1] = da1[i], bs.d[0] = db0[i], bs.d[1] = db1[i];
+        const DS rs = f(as, bs);
+        SCOPED_TRACE(std::string(name) + " at a = " + std::to_string(a[i]) + ", b = " + std::to_string(b[i]));
+        EXPECT_TRUE(bits_equal(value[l], rs.v)) << value[l] << " against " << rs.v;
+        for (int k = 0; k < 2; ++k)
+          EXPECT_TRUE(bits_equal(slot[k][l], rs.d[k])) << slot[k][l] << " against " << rs.d[k];
+      }
+    }
+  };
+  check("a + b", [](auto x, auto y) { return x + y; });
+  check("a - b", [](auto x, auto y) { return x - y; });
+  check("a * b", [](auto x, auto y) { return x * y; });
+  check("a / b", [](auto x, auto y) { return x / y; });
+  check("2 / a - b * 3", [](auto x, auto y) { return 2.0 / x - y * 3.0; });
+  check("exp", [](auto x, auto) { return exp(x); });
+  check("log", [](auto x, auto) { return log(x); });
+  check("sqrt", [](auto x, auto) { return sqrt(x); });
+  check("abs", [](auto x, auto) { return abs(x); });
+  check("cbrt", [](auto x, auto) { return cbrt(x); });
+  check("sin", [](auto x, auto) { return sin(x); });
+  check("cos", [](auto x, auto) { return cos(x); });
+  check("tan", [](auto x, auto) { return tan(x); });
+  check("asin", [](auto x, auto) { return asin(x); });
+  check("acos", [](auto x, auto) { return acos(x); });
+  check("atan", [](auto x, auto) { return atan(x); });
+  check("sinh", [](auto x, auto) { return sinh(x); });
+  check("cosh", [](auto x, auto) { return cosh(x); });
+  check("tanh", [](auto x, auto) { return tanh(x); });
+  check("atan2", [](auto x, auto y) { return atan2(x, y); });
+  check("pow", [](auto x, auto y) { return pow(x, y); });
+  check("pow(a, 2.5)", [](auto x, auto) { return pow(x, 2.5); });
+  check("pow(2, b)", [](auto, auto y) { return pow(2.0, y); });
+  check("hypot", [](auto x, auto y) { return hypot(x, y); });
+  check("fmin", [](auto x, auto y) { return fmin(x, y); });
+  check("fmax", [](auto x, auto y) { return fmax(x, y); });
+  check("elementary exp", [](auto x, auto) { return elementary::exp(x); });
+  check("elementary log", [](auto x, auto) { return elementary::log(x); });
+  check("elementary sin", [](auto x, auto) { return elementary::sin(x); });
+  check("elementary cos", [](auto x, auto) { return elementary::cos(x); });
 }

@@ -10,13 +10,14 @@
 // Elementary functions (below), each for double and for Dual<D>, host and device: exp, log,
 // sqrt, cbrt, abs, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, pow, hypot, fmin,
 // fmax. The double overloads call the C library's ::f (under nvcc, CUDA's device math
-// functions; the std:: overloads are not device functions), and the dual overload computes its
-// value with that same call. CPU and GPU math libraries may differ in the last bits.
+// functions; the std:: overloads are not device functions), but for fmin and fmax, which are
+// written out; the dual overload computes its value with that same call. CPU and GPU math
+// libraries may differ in the last bits.
 //
 // Where a function has no derivative, the rules are:
 //   abs(x) at x = 0: slope +1 (the x >= 0 piece);
-//   fmin/fmax at a tie: the first argument's derivatives; with one NaN argument, the other's
-//     (value and derivatives, as ::fmin/::fmax return the other argument);
+//   fmin/fmax at a tie: the first argument (value and derivatives, +0 and -0 included); with one
+//     NaN argument, the other one;
 //   hypot at (0, 0): zero derivatives (a subgradient; hypot(x, 0) is |x|);
 //   pow(a, b): d/da is 0 where b = 0 and d/db is 0 where a^b = 0; a derivative slot that is
 //     zero in a (or b) contributes zero even where the slope in a (or b) is inf or NaN, so
@@ -62,8 +63,11 @@ SALTATION_HD inline double tanh(double x) { return ::tanh(x); }
 SALTATION_HD inline double atan2(double y, double x) { return ::atan2(y, x); }
 SALTATION_HD inline double pow(double a, double b) { return ::pow(a, b); }
 SALTATION_HD inline double hypot(double a, double b) { return ::hypot(a, b); }
-SALTATION_HD inline double fmin(double a, double b) { return ::fmin(a, b); }
-SALTATION_HD inline double fmax(double a, double b) { return ::fmax(a, b); }
+// fmin and fmax written out, not the library's: ties take the first argument (of +0 and -0 too),
+// a NaN argument yields the other one, the same bits on every backend and in the CPU's lanes
+// (where the library's fmin of -0 and +0 and GCC's inline one had differed).
+SALTATION_HD inline double fmin(double a, double b) { return (b < a || a != a) ? b : a; }
+SALTATION_HD inline double fmax(double a, double b) { return (b > a || a != a) ? b : a; }
 
 template <int D, class T = double>
 struct Dual {
@@ -306,18 +310,14 @@ SALTATION_HD Dual<D, T> hypot(const Dual<D, T>& a, const Dual<D, T>& b) {
   for (int k = 0; k < D; ++k) r.d[k] = select(origin, zero, (a.v * a.d[k] + b.v * b.d[k]) / r.v);
   return r;
 }
-// Ties take the first argument; a NaN argument yields the other one, as ::fmin/::fmax do.
+// Ties take the first argument; a NaN argument yields the other one (the double versions above).
 template <int D, class T>
 SALTATION_HD Dual<D, T> fmin(const Dual<D, T>& a, const Dual<D, T>& b) {
-  Dual<D, T> r = select(b.v < a.v || !(a.v == a.v), b, a);
-  r.v = fmin(a.v, b.v);
-  return r;
+  return select(b.v < a.v || !(a.v == a.v), b, a);
 }
 template <int D, class T>
 SALTATION_HD Dual<D, T> fmax(const Dual<D, T>& a, const Dual<D, T>& b) {
-  Dual<D, T> r = select(b.v > a.v || !(a.v == a.v), b, a);
-  r.v = fmax(a.v, b.v);
-  return r;
+  return select(b.v > a.v || !(a.v == a.v), b, a);
 }
 
 #define SALTATION_DUAL_MIXED_ARGUMENTS(f)                    \

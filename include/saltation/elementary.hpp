@@ -188,14 +188,16 @@ SALTATION_HD S cos(const S& x) {
 
 // Dual numbers (of doubles or of lane vectors): the value and the slope from the functions above
 // (dual.hpp's chain rule).
+// The value by the qualified call: unqualified, a lane vector's argument-dependent lookup would
+// find the lanes' C-library exp and log, not these.
 template <int D, class T>
 SALTATION_HD Dual<D, T> exp(const Dual<D, T>& a) {
-  const T e = exp(a.v);
+  const T e = elementary::exp(a.v);
   return saltation::detail::chain(e, e, a);
 }
 template <int D, class T>
 SALTATION_HD Dual<D, T> log(const Dual<D, T>& a) {
-  return saltation::detail::chain(log(a.v), 1.0 / a.v, a);
+  return saltation::detail::chain(elementary::log(a.v), 1.0 / a.v, a);
 }
 // sin and cos of a dual number share one reduction.
 template <int D, class T>

@@ -82,8 +82,6 @@ SALTATION_LANE_FUNCTION(tanh)
 SALTATION_LANE_FUNCTION2(atan2)
 SALTATION_LANE_FUNCTION2(pow)
 SALTATION_LANE_FUNCTION2(hypot)
-SALTATION_LANE_FUNCTION2(fmin)
-SALTATION_LANE_FUNCTION2(fmax)
 #undef SALTATION_LANE_FUNCTION
 #undef SALTATION_LANE_FUNCTION2
 
@@ -131,6 +129,9 @@ inline LaneMask operator!(const LaneMask& a) { return {hn::Not(a.m)}; }
 inline LaneVec select(const LaneMask& m, const LaneVec& a, const LaneVec& b) {
   return LaneVec(hn::IfThenElse(m.m, a.v, b.v));
 }
+// saltation::fmin and fmax lane by lane: ties take the first argument, a NaN the other one.
+inline LaneVec fmin(const LaneVec& a, const LaneVec& b) { return select(b < a || !(a == a), b, a); }
+inline LaneVec fmax(const LaneVec& a, const LaneVec& b) { return select(b > a || !(a == a), b, a); }
 inline bool any_lane(const LaneMask& m) { return !hn::AllFalse(Tag(), m.m); }
 inline bool all_lanes(const LaneMask& m) { return hn::AllTrue(Tag(), m.m); }
 // As saltation::is_finite: x - x is 0 exactly for finite x, NaN otherwise.
