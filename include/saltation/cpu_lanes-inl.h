@@ -293,6 +293,8 @@ class LaneGroup {
   // the stages on dual numbers (lanes_tangent_step), which give the step's end state too.
   static constexpr bool kAffineTangent = Sens && has_affine_flow<Model>::value;
   static constexpr bool kTangentStep = Sens && !has_affine_flow<Model>::value;
+  // The first column of the tangent the flight carries: the flow parameters' for an affine flow.
+  static constexpr int kFirstColumn = kAffineTangent ? N : 0;
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
             std::atomic<std::size_t>& next, ProgressCounter& counter)
@@ -375,7 +377,7 @@ class LaneGroup {
     }
     if constexpr (Sens) {
       for (int i = 0; i < N; ++i)
-        for (int c = kAffineTangent ? N : 0; c < W; ++c) {
+        for (int c = kFirstColumn; c < W; ++c) {
           double* y = f.Y + (i * W + c) * kW;
           hn::Store(hn::IfThenElse(taken, hn::Load(d, f.Y_end + (i * W + c) * kW), hn::Load(d, y)), d, y);
         }
@@ -446,7 +448,7 @@ class LaneGroup {
           }
         }
         for (int i = 0; i < N; ++i)
-          for (int c = kAffineTangent ? N : 0; c < W; ++c) f.Y[(i * W + c) * kW + l] = tg.Y[i * W + c];
+          for (int c = kFirstColumn; c < W; ++c) f.Y[(i * W + c) * kW + l] = tg.Y[i * W + c];
       }
       if constexpr (core::has_curvature_bound<Model>())
         if (o_.probes > 0) f.guards.take_from(*lane_[l], l);
@@ -498,7 +500,7 @@ class LaneGroup {
     if constexpr (Sens) {
       double Yl[N * W];
       for (int i = 0; i < N; ++i)
-        for (int c = kAffineTangent ? N : 0; c < W; ++c) Yl[i * W + c] = Y[(i * W + c) * kW + l];
+        for (int c = kFirstColumn; c < W; ++c) Yl[i * W + c] = Y[(i * W + c) * kW + l];
       return lane_[l]->resume(ql, tl, t_carry, Yl, steps);
     } else {
       return lane_[l]->resume(ql, tl, t_carry);

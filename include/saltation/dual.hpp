@@ -10,8 +10,8 @@
 // Elementary functions (below), each for double and for Dual<D>, host and device: exp, log,
 // sqrt, cbrt, abs, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, pow, hypot, fmin,
 // fmax. The double overloads call the C library's ::f (under nvcc, CUDA's device math
-// functions; the std:: overloads are not device functions), but for fmin and fmax, which are
-// written out; the dual overload computes its value with that same call. CPU and GPU math
+// functions; the std:: overloads are not device functions), except fmin and fmax, written out
+// below; each dual overload computes its value with its double version. CPU and GPU math
 // libraries may differ in the last bits.
 //
 // Where a function has no derivative, the rules are:
