@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "saltation/core/locate.hpp"
 #include "saltation/core/options.hpp"
 #include "saltation/errors.hpp"
 
@@ -18,6 +19,13 @@ template <class F, class... O>
 void for_each_option(F&& f, O&... o) {
   f("t_final", "integrate over [0, t_final]", o.t_final...);
   f("dt", "fixed RK4 step", o.dt...);
+  f("method", "rk4 (fixed steps of dt) or dopri5 (adaptive Dormand-Prince 5(4) steps to rtol and atol; CPU)",
+    o.method...);
+  f("rtol", "dopri5: relative tolerance of each step's local error", o.rtol...);
+  f("atol", "dopri5: absolute tolerance of each step's local error", o.atol...);
+  f("dt_min", "dopri5: a smaller step ends the trajectory with status step_size_underflow (0: 1e-12 t_final)",
+    o.dt_min...);
+  f("dt_max", "dopri5: the largest step (0: t_final)", o.dt_max...);
   f("v_stop", "end with status settled at an event slower than this (0: off)", o.v_stop...);
   f("event_capacity", "events recorded per trajectory", o.event_capacity...);
   f("probes", "interior guard probes per step", o.probes...);
@@ -27,34 +35,21 @@ void for_each_option(F&& f, O&... o) {
   f("zeno_window", "seconds; 0 means one step", o.zeno_window...);
   f("sensitivities", "also propagate derivatives with respect to theta", o.sensitivities...);
   f("threads", "CPU backend: OpenMP threads (0: OpenMP's default)", o.threads...);
-  f("max_steps", "RK4 steps allowed per trajectory (t_final / dt); more are refused before any work", o.max_steps...);
+  f("max_steps",
+    "steps allowed per trajectory: rk4 refuses more (t_final / dt) before any work; dopri5 ends the "
+    "trajectory with status step_limit after this many steps tried",
+    o.max_steps...);
   f("mark_invalid_rows", "give bad rows status invalid_input instead of failing the batch", o.mark_invalid_rows...);
 }
 
-// Iterations that locate an event in a probe interval of width `bracket` to time_tol
-// (Trajectory::locate, docs/warp_events.md), sized by a convergence bound for its safeguarded
-// steps. Along the step the guard is smooth with relative derivatives
-// C2 = |g''| / (2 |g'|) <= kLocateCurvature and C3 = |g'''| / (6 |g'|) <= kLocateThirdDerivative.
-// The first trial, the secant point, is within e_1 = C2 bracket^2 / 4 of the root; each later one
-// is the root of the parabola with the last trial's value and exact slope (error e_k) through the
-// bracket's other end (within `bracket` of the root): the parabola differs from the guard by
-// g''' / 6 (s - trial)^2 (s - other end), so the root is within e_{k+1} = C3 bracket e_k^2. The
-// count is the least L with e_{L+1} <= time_tol, and never 1: near a grazing contact g' -> 0 and
-// the bound fails, and one iteration missed the tests' shallow dips (bench/README.md, "Location
-// steps with the guard's slope"). So 2 at dt = 1e-3, 1e-2 and 2e-2, 3 at 3e-2 and 4e-2 (probes 3,
-// time_tol 1e-12). A time that rounding alone moves by more than time_tol is not reachable.
-constexpr double kLocateCurvature = 100.0;        // 1 / s
-constexpr double kLocateThirdDerivative = 100.0;  // 1 / s^2
-constexpr int kMaxLocateIterations = 12;          // when the bound does not converge (C3 bracket e_1 >= 1)
-inline int locate_iterations_for(double bracket, double time_tol) {
-  if (!(bracket > time_tol)) return 0;
-  double e = kLocateCurvature * bracket * bracket / 4.0;  // e_1: the first secant point's error
-  int L = 0;
-  while (e > time_tol && L < kMaxLocateIterations) {
-    e = kLocateThirdDerivative * bracket * e * e;
-    ++L;
-  }
-  return L == 1 ? 2 : L;
+using core::locate_iterations_for;
+
+// The names of options.method, as requests and the command line write them.
+inline const char* method_name(Method m) { return m == Method::Dopri5 ? "dopri5" : "rk4"; }
+inline Method method_from_name(const std::string& name, const std::string& where) {
+  if (name == "rk4") return Method::Rk4;
+  if (name == "dopri5") return Method::Dopri5;
+  throw InvalidInput(where, -1, "\"" + name + "\" is not a method: rk4 or dopri5");
 }
 
 // The most CPU threads a run may ask for: 4x the hardware threads. More is a typo, and OpenMP
@@ -83,6 +78,20 @@ inline Options normalize_options(const Options& in) {
                        std::to_string(o.threads) + " is outside [0, " + std::to_string(max_threads()) +
                            "] (0: OpenMP's default; at most 4x the hardware threads)");
   if (o.max_steps < 1) throw InvalidInput("options.max_steps", -1, "must be >= 1");
+  if (o.method != Method::Rk4 && o.method != Method::Dopri5)
+    throw InvalidInput("options.method", -1, "must be rk4 or dopri5");
+  if (!positive(o.rtol) || o.rtol >= 1.0) throw InvalidInput("options.rtol", -1, "must be finite, > 0 and < 1");
+  if (!(std::isfinite(o.atol) && o.atol >= 0.0)) throw InvalidInput("options.atol", -1, "must be finite and >= 0");
+  if (!(std::isfinite(o.dt_min) && o.dt_min >= 0.0))
+    throw InvalidInput("options.dt_min", -1, "must be finite and >= 0 (0: 1e-12 t_final)");
+  if (!(std::isfinite(o.dt_max) && o.dt_max >= 0.0))
+    throw InvalidInput("options.dt_max", -1, "must be finite and >= 0 (0: t_final)");
+  if (o.dt_max > 0.0 && o.dt_min > o.dt_max) {
+    char what[120];
+    std::snprintf(what, sizeof what, "dt_min = %g is larger than dt_max = %g", o.dt_min, o.dt_max);
+    throw InvalidInput("options.dt_min", -1, what);
+  }
+  if (o.method == Method::Dopri5) return o;  // dt is not its step: the checks below are RK4's
   // One step over the whole horizon is never what was meant (dt = 1e300, say): refused, not clipped.
   if (o.dt > o.t_final) {
     char what[120];

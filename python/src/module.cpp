@@ -90,9 +90,13 @@ nb::list models() {
 nb::list options() {
   nb::list all;
   Options defaults;
-  for_each_option([&](const char* name, const char* meaning,
-                      const auto& member) { all.append(nb::make_tuple(name, meaning, member)); },
-                  defaults);
+  for_each_option(
+      [&](const char* name, const char* meaning, const auto& member) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(member)>, Method>)
+          all.append(nb::make_tuple(name, meaning, method_name(member)));
+        else all.append(nb::make_tuple(name, meaning, member));
+      },
+      defaults);
   return all;
 }
 

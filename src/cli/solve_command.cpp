@@ -213,6 +213,13 @@ void add_solve_command(CLI::App& app) {
         if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
           cmd->add_flag_callback(
               flag, [args, key, &member] { member = true, args->given[key] = true; }, help);
+        else if constexpr (std::is_same_v<std::decay_t<decltype(member)>, Method>)
+          cmd->add_option_function<std::string>(
+              flag,
+              [args, key, &member](const std::string& v) {
+                member = method_from_name(v, "--" + key), args->given[key] = true;
+              },
+              help);
         else
           cmd->add_option_function<std::decay_t<decltype(member)>>(
               flag, [args, key, &member](const auto& v) { member = v, args->given[key] = true; }, help);

@@ -59,6 +59,8 @@ Options options_from_json(const JsonObject& j, Options o) {
         if constexpr (std::is_same_v<T, bool>) member = j.boolean(name, member);
         else if constexpr (std::is_same_v<T, int>) member = j.integer(name, member);
         else if constexpr (std::is_same_v<T, long long>) member = j.integer64(name, member);
+        else if constexpr (std::is_same_v<T, Method>)
+          member = method_from_name(j.string(name, method_name(member)), std::string("options.") + name);
         else member = j.number(name, member);
       },
       o);
@@ -68,7 +70,12 @@ Options options_from_json(const JsonObject& j, Options o) {
 
 json options_to_json(const Options& options) {
   json out = json::object();
-  for_each_option([&](const char* name, const char*, const auto& member) { out[name] = member; }, options);
+  for_each_option(
+      [&](const char* name, const char*, const auto& member) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(member)>, Method>) out[name] = method_name(member);
+        else out[name] = member;
+      },
+      options);
   return out;
 }
 

@@ -31,4 +31,31 @@ SALTATION_HD inline double tangent_parabola_root(double s, double g, double r, d
   return secant_point(a, b, ga, gb);
 }
 
+// Iterations that locate an event in a probe interval of width `bracket` to time_tol
+// (Trajectory::locate, docs/warp_events.md), sized by a convergence bound for its safeguarded
+// steps. Along the step the guard is smooth with relative derivatives
+// C2 = |g''| / (2 |g'|) <= kLocateCurvature and C3 = |g'''| / (6 |g'|) <= kLocateThirdDerivative.
+// The first trial, the secant point, is within e_1 = C2 bracket^2 / 4 of the root; each later one
+// is the root of the parabola with the last trial's value and exact slope (error e_k) through the
+// bracket's other end (within `bracket` of the root): the parabola differs from the guard by
+// g''' / 6 (s - trial)^2 (s - other end), so the root is within e_{k+1} = C3 bracket e_k^2. The
+// count is the least L with e_{L+1} <= time_tol, and never 1: near a grazing contact g' -> 0 and
+// the bound fails, and one iteration missed the tests' shallow dips (bench/README.md, "Location
+// steps with the guard's slope"). So 2 at dt = 1e-3, 1e-2 and 2e-2, 3 at 3e-2 and 4e-2 (probes 3,
+// time_tol 1e-12). A time that rounding alone moves by more than time_tol is not reachable. With
+// dopri5 each bracket, a piece of an adaptive step, is sized at its event.
+constexpr double kLocateCurvature = 100.0;        // 1 / s
+constexpr double kLocateThirdDerivative = 100.0;  // 1 / s^2
+constexpr int kMaxLocateIterations = 12;          // when the bound does not converge (C3 bracket e_1 >= 1)
+SALTATION_HD inline int locate_iterations_for(double bracket, double time_tol) {
+  if (!(bracket > time_tol)) return 0;
+  double e = kLocateCurvature * bracket * bracket / 4.0;  // e_1: the first secant point's error
+  int L = 0;
+  while (e > time_tol && L < kMaxLocateIterations) {
+    e = kLocateThirdDerivative * bracket * e * e;
+    ++L;
+  }
+  return L == 1 ? 2 : L;
+}
+
 }  // namespace saltation::core

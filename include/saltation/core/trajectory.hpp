@@ -12,10 +12,13 @@
 // With Sens the segment tangent rides along each step (tangents.hpp) and each event applies the
 // saltation jump (jump.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
 // driver runs the same calls in warp lockstep (warp.hpp).
+// With options.method dopri5 (CPU only) step() takes adaptive steps instead (adaptive_step): the
+// guards probed on each step's continuous extension, the event located on it.
 #include <cstddef>
 
 #include "saltation/config.hpp"
 #include "saltation/core/clock.hpp"
+#include "saltation/core/dopri5.hpp"
 #include "saltation/core/guard_trend.hpp"
 #include "saltation/core/guards.hpp"
 #include "saltation/core/jump.hpp"
@@ -89,6 +92,7 @@ class Trajectory {
   // One step of dt (or the remainder to t_final): Stepped, Bracketed (a crossing in it, held for
   // take_bracketed_event()) or Ended (non-finite state, or t_final reached).
   SALTATION_HD StepOutcome step() {
+    if (adaptive()) return adaptive_step();
     const bool last = last_step_from(t_);
     const double h = step_length_from(t_);
     StepEnd end;
@@ -126,7 +130,9 @@ class Trajectory {
     int j = -1;
     const double s = locate(bracket_, j);
     double q_minus[N];
-    if constexpr (Sens) {
+    if (adaptive()) {
+      dense_event_state(s, q_minus);
+    } else if constexpr (Sens) {
       tan_.up_to_date();
       rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
     } else {
@@ -266,6 +272,7 @@ class Trajectory {
     trend_.restart();
     f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
+    err_prev_ = dopri5::kErrFloor;
     return false;
   }
 
@@ -521,7 +528,8 @@ class Trajectory {
       const int dir = m_.direction(j, mode_);
       double a = br.a, b = br.b, ga = br.ga[j], gb = br.gb[j];
       double s = secant_point(a, b, ga, gb), gs = 0.0, rate = 0.0;  // the last trial: an end of [a, b]
-      for (int it = 0; it < o_.locate_iterations; ++it) {
+      const int iterations = adaptive() ? locate_iterations_for(b - a, o_.time_tol) : o_.locate_iterations;
+      for (int it = 0; it < iterations; ++it) {
         if (it > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
         if (!(s > a && s < b)) s = 0.5 * (a + b);
         gs = guard_along_step(j, s, rate);
@@ -533,7 +541,7 @@ class Trajectory {
           ga = gs;
         }
       }
-      if (o_.locate_iterations > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
+      if (iterations > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
       if (!(s >= a && s <= b)) s = b;
       if (j_event < 0 || s < best) {
         best = s;
@@ -548,7 +556,11 @@ class Trajectory {
   // along d rk4_step / ds.
   SALTATION_HD double guard_along_step(int j, double s, double& rate) const {
     double qs[N], dqs[N];
-    rk4_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
+    if (adaptive()) {
+      dense_point_with_rate(s, qs, dqs);
+    } else {
+      rk4_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
+    }
     if constexpr (has_guard_gradient<Model>::value) {
       double g_q[N];
       const double g = m_.guard_gradient(j, qs, mode_, th_, g_q);
@@ -579,6 +591,153 @@ class Trajectory {
     } else {
       return false;
     }
+  }
+
+  // Adaptive steps (options.method dopri5, core/dopri5.hpp): each step is tried until its error
+  // estimate meets rtol and atol, then probed on its continuous extension (dense_crossing). With
+  // Sens the segment tangent is advanced by the same step on dual numbers (tangent_stages), so it
+  // is the derivative of the computed solution with the step sizes held fixed. Not compiled for the
+  // device: the CUDA backend refuses dopri5 (solve.hpp).
+  SALTATION_HD bool adaptive() const {
+#ifdef __CUDA_ARCH__
+    return false;
+#else
+    return o_.method == Method::Dopri5;
+#endif
+  }
+  SALTATION_HD double dt_min() const { return o_.dt_min > 0.0 ? o_.dt_min : 1e-12 * o_.t_final; }
+  SALTATION_HD double dt_max() const { return o_.dt_max > 0.0 ? o_.dt_max : o_.t_final; }
+
+  SALTATION_HD StepOutcome adaptive_step() {
+    if (!f_left_known_) {
+      m_.flow(q_, mode_, th_, dense_.k[0]);
+      f_left_known_ = true;
+    }
+    if (!g_left_known_) {
+      guards_at(q_, mode_, g_left_);
+      g_left_known_ = true;
+    }
+    if (h_next_ == 0.0) h_next_ = dopri5_initial_step(m_, q_, dense_.k[0], mode_, th_, o_.rtol, o_.atol, dt_max());
+    for (;;) {
+      if (steps_ >= o_.max_steps) {
+        finish(Status::StepLimit, t_, q_);
+        return StepOutcome::Ended;
+      }
+      ++steps_;
+      const double remaining = o_.t_final - t_;
+      const bool last = remaining <= h_next_;
+      const double h = last ? remaining : h_next_;
+      dopri5_step(m_, q_, mode_, th_, h, dense_);
+      const double err = dopri5_error(q_, dense_, h, o_.rtol, o_.atol);
+      if (!(err <= 1.0)) {  // rejected: never probed, so it never gives an event
+        h_next_ = dopri5_retry_step(h, err);
+        if (h_next_ < dt_min()) {
+          finish(is_finite(err) ? Status::StepSizeUnderflow : Status::NonFinite, t_, q_);
+          return StepOutcome::Ended;
+        }
+        continue;
+      }
+      h_step_ = h;
+      double g_end[M];
+      if (dense_crossing(h, g_end, bracket_)) return StepOutcome::Bracketed;
+      if constexpr (Sens) {
+        Dopri5Step<N, TangentScalar> st;
+        TangentScalar q0[N];
+        tangent_stages(q0, st);
+        for (int i = 0; i < N; ++i)
+          for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = st.q1[i].d[c];
+      }
+      for (int k = 0; k < N; ++k) q_[k] = dense_.q1[k];
+      for (int k = 0; k < N; ++k) dense_.k[0][k] = dense_.k[6][k];  // the next step's first stage
+      for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+      if (!last) h_next_ = dopri5_next_step(h, err, err_prev_);
+      err_prev_ = ::fmax(err, dopri5::kErrFloor);
+      if (last) {
+        t_ = o_.t_final;
+      } else {
+        advance_time(t_, t_carry_, h);
+      }
+      return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
+    }
+  }
+
+  // The guards at the probes' interior points of the accepted step's continuous extension and at
+  // its end; true with the first piece that holds a crossing, else false with the end's guards in
+  // g_end.
+  SALTATION_HD bool dense_crossing(double h, double* g_end, Bracket& br) const {
+    const int pieces = o_.probes + 1;
+    double g_prev[M];
+    for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
+    double s_prev = 0.0;
+    for (int k = 1; k <= pieces; ++k) {
+      const bool last_piece = k == pieces;
+      const double u = last_piece ? 1.0 : static_cast<double>(k) / pieces;
+      double qs[N], gs[M];
+      for (int i = 0; i < N; ++i) qs[i] = last_piece ? dense_.q1[i] : dense_state_entry(i, u);
+      guards_at(qs, mode_, gs);
+      unsigned mask = 0;
+      for (int j = 0; j < M; ++j)
+        if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;
+      const double s = last_piece ? h : u * h;
+      if (mask) {
+        br.a = s_prev;
+        br.b = s;
+        br.mask = mask;
+        for (int j = 0; j < M; ++j) {
+          br.ga[j] = g_prev[j];
+          br.gb[j] = gs[j];
+        }
+        return true;
+      }
+      for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
+      s_prev = s;
+    }
+    for (int j = 0; j < M; ++j) g_end[j] = g_prev[j];
+    return false;
+  }
+
+  // Entry i of the state on the held step's continuous extension at the fraction u; the state at
+  // the step-relative time s with its rate d/ds.
+  SALTATION_HD double dense_state_entry(int i, double u) const {
+    return dopri5_dense_entry(i, u, h_step_, q_[i], dense_, [](double x) { return x; });
+  }
+  SALTATION_HD void dense_point_with_rate(double s, double* qs, double* rate) const {
+    const Dual<1> u = Dual<1>::variable(s / h_step_, 0);
+    for (int i = 0; i < N; ++i) {
+      const Dual<1> y = dopri5_dense_entry(i, u, h_step_, q_[i], dense_, [](double x) { return x; });
+      qs[i] = y.v;
+      rate[i] = y.d[0] / h_step_;
+    }
+  }
+
+  // The pre-event state at the located step-relative time s, and with Sens the tangent there: the
+  // held step again on dual numbers, its continuous extension at s.
+  SALTATION_HD void dense_event_state(double s, double* q_minus) {
+    const double u = s / h_step_;
+    for (int i = 0; i < N; ++i) q_minus[i] = dense_state_entry(i, u);
+    if constexpr (Sens) {
+      Dopri5Step<N, TangentScalar> st;
+      TangentScalar q0[N];
+      tangent_stages(q0, st);
+      for (int i = 0; i < N; ++i) {
+        const TangentScalar y = dopri5_dense_entry(i, u, h_step_, q0[i], st, [](const TangentScalar& x) { return x; });
+        for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = y.d[c];
+      }
+    }
+  }
+
+  // The held step of h_step_ on dual numbers: the state seeded with the rows of the segment tangent
+  // Y, the flow parameters with their slots (as rk4_tangent_step's stages).
+  using TangentScalar = Dual<kWidth>;
+  SALTATION_HD void tangent_stages(TangentScalar* q0, Dopri5Step<N, TangentScalar>& st) {
+    tan_.up_to_date();
+    for (int i = 0; i < N; ++i) {
+      q0[i] = TangentScalar(q_[i]);
+      for (int c = 0; c < kWidth; ++c) q0[i].d[c] = tan_.Y[i * kWidth + c];
+    }
+    const FlowSeededParams<Model, Th, N> fth{th_};
+    m_.flow(q0, mode_, fth, st.k[0]);
+    dopri5_step(m_, q0, mode_, fth, h_step_, st);
   }
 
   // X(0) = d q0 / dtheta.
@@ -643,6 +802,11 @@ class Trajectory {
   // rules it out on the next step, which its guard bound cannot (docs/models.md); else -1. Until
   // the next step.
   int departing_ = -1;
+  // dopri5: the last step tried (held with a bracket until take_bracketed_event), its size, the
+  // next step's size (0: not chosen yet), the last accepted step's error, the steps tried so far.
+  Dopri5Step<N, double> dense_;
+  double h_step_ = 0.0, h_next_ = 0.0, err_prev_ = dopri5::kErrFloor;
+  long long steps_ = 0;
   int n_events_ = 0;
   double zeno_start_ = -1e300;
   int zeno_count_ = 0;

@@ -1,0 +1,145 @@
+#pragma once
+// The Dormand-Prince 5(4) pair (options.method "dopri5"): one step with its embedded error
+// estimate, the step size control, and the step's continuous extension, Shampine's fourth-order
+// dense output (the coefficients of Hairer, Norsett and Wanner's DOPRI5), on which events are
+// found and located. Generic over the scalar S: double, or dual numbers whose slots carry the
+// segment tangent, so that the tangent is the derivative of the computed solution with the step
+// sizes held fixed (docs/models.md, "Adaptive steps").
+#include <cmath>
+
+#include "saltation/config.hpp"
+#include "saltation/dual.hpp"
+#include "saltation/numeric.hpp"
+
+namespace saltation::core {
+
+namespace dopri5 {
+// The tableau: nodes c, stage weights a, fifth-order weights b (the seventh stage is the flow at
+// the end, first stage of the next step), e = b - b_hat for the error estimate, d for the dense output.
+constexpr double c2 = 1.0 / 5.0, c3 = 3.0 / 10.0, c4 = 4.0 / 5.0, c5 = 8.0 / 9.0;
+constexpr double a21 = 1.0 / 5.0;
+constexpr double a31 = 3.0 / 40.0, a32 = 9.0 / 40.0;
+constexpr double a41 = 44.0 / 45.0, a42 = -56.0 / 15.0, a43 = 32.0 / 9.0;
+constexpr double a51 = 19372.0 / 6561.0, a52 = -25360.0 / 2187.0, a53 = 64448.0 / 6561.0, a54 = -212.0 / 729.0;
+constexpr double a61 = 9017.0 / 3168.0, a62 = -355.0 / 33.0, a63 = 46732.0 / 5247.0, a64 = 49.0 / 176.0,
+                 a65 = -5103.0 / 18656.0;
+constexpr double b1 = 35.0 / 384.0, b3 = 500.0 / 1113.0, b4 = 125.0 / 192.0, b5 = -2187.0 / 6784.0, b6 = 11.0 / 84.0;
+constexpr double e1 = 71.0 / 57600.0, e3 = -71.0 / 16695.0, e4 = 71.0 / 1920.0, e5 = -17253.0 / 339200.0,
+                 e6 = 22.0 / 525.0, e7 = -1.0 / 40.0;
+constexpr double d1 = -12715105075.0 / 11282082432.0, d3 = 87487479700.0 / 32700410799.0,
+                 d4 = -10690763975.0 / 1880347072.0, d5 = 701980252875.0 / 199316789632.0,
+                 d6 = -1453857185.0 / 822651844.0, d7 = 69997945.0 / 29380423.0;
+// The step size control (Hairer's PI controller): the next step h * clamp(safety / err^(1/5 - 0.75
+// beta) * err_prev^beta), at most kGrow and at least kShrink times the last.
+constexpr double kSafety = 0.9, kBeta = 0.04, kShrink = 0.2, kGrow = 10.0;
+constexpr double kErrFloor = 1e-4;  // err_prev is at least this: a near-exact step does not inflate the next
+}  // namespace dopri5
+
+// One step's stages and end state: k[0] the flow at the start (given), k[6] at the end.
+template <int N, class S>
+struct Dopri5Step {
+  S k[7][N];
+  S q1[N];
+};
+
+// The step of h from q: st.k[0] must hold the flow at q; fills the other stages and q1.
+template <class Model, class Th, class S>
+SALTATION_HD void dopri5_step(const Model& m, const S* q, int mode, const Th& th, double h,
+                              Dopri5Step<Model::N, S>& st) {
+  using namespace dopri5;
+  constexpr int N = Model::N;
+  S(&k)[7][N] = st.k;
+  S s[N];
+  for (int i = 0; i < N; ++i) s[i] = q[i] + h * (a21 * k[0][i]);
+  m.flow(s, mode, th, k[1]);
+  for (int i = 0; i < N; ++i) s[i] = q[i] + h * (a31 * k[0][i] + a32 * k[1][i]);
+  m.flow(s, mode, th, k[2]);
+  for (int i = 0; i < N; ++i) s[i] = q[i] + h * (a41 * k[0][i] + a42 * k[1][i] + a43 * k[2][i]);
+  m.flow(s, mode, th, k[3]);
+  for (int i = 0; i < N; ++i) s[i] = q[i] + h * (a51 * k[0][i] + a52 * k[1][i] + a53 * k[2][i] + a54 * k[3][i]);
+  m.flow(s, mode, th, k[4]);
+  for (int i = 0; i < N; ++i)
+    s[i] = q[i] + h * (a61 * k[0][i] + a62 * k[1][i] + a63 * k[2][i] + a64 * k[3][i] + a65 * k[4][i]);
+  m.flow(s, mode, th, k[5]);
+  for (int i = 0; i < N; ++i)
+    st.q1[i] = q[i] + h * (b1 * k[0][i] + b3 * k[2][i] + b4 * k[3][i] + b5 * k[4][i] + b6 * k[5][i]);
+  m.flow(st.q1, mode, th, k[6]);
+}
+
+// The step's error relative to the tolerances, the root mean square over the state of
+// err_i / (atol + rtol max(|q0_i|, |q1_i|)) (on the values of dual numbers): at most 1 accepts the
+// step. Not finite when the step is not.
+template <int N, class S>
+SALTATION_HD double dopri5_error(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol) {
+  using namespace dopri5;
+  double sum = 0.0;
+  for (int i = 0; i < N; ++i) {
+    const double err = h * (e1 * value_of(st.k[0][i]) + e3 * value_of(st.k[2][i]) + e4 * value_of(st.k[3][i]) +
+                            e5 * value_of(st.k[4][i]) + e6 * value_of(st.k[5][i]) + e7 * value_of(st.k[6][i]));
+    const double scale = atol + rtol * ::fmax(::fabs(value_of(q0[i])), ::fabs(value_of(st.q1[i])));
+    sum += (err / scale) * (err / scale);
+  }
+  return ::sqrt(sum / N);
+}
+
+// The next step after an accepted one of h with error err (err_prev: the last accepted step's).
+SALTATION_HD inline double dopri5_next_step(double h, double err, double err_prev) {
+  using namespace dopri5;
+  const double grow = kSafety * ::pow(::fmax(err, 1e-300), -(0.2 - 0.75 * kBeta)) * ::pow(err_prev, kBeta);
+  return h * ::fmin(kGrow, ::fmax(kShrink, grow));
+}
+// The retry after a rejected step of h with error err (> 1, or not finite).
+SALTATION_HD inline double dopri5_retry_step(double h, double err) {
+  using namespace dopri5;
+  const double shrink = is_finite(err) ? kSafety * ::pow(err, -(0.2 - 0.75 * kBeta)) : kShrink;
+  return h * ::fmax(kShrink, ::fmin(1.0, shrink));
+}
+
+// Entry i of the continuous extension at the fraction u of the step of h from q0_i (u a double,
+// or a dual number for its rate): q0 + u (r1 + (1 - u) (r2 + u (r3 + (1 - u) r4))), exact at both
+// ends. `part` maps each entry of the step to what is interpolated: value_of for the state alone
+// (of a step on dual numbers too), the identity for the dual numbers themselves (the tangent).
+template <int N, class S, class Q, class U, class Part>
+SALTATION_HD auto dopri5_dense_entry(int i, U u, double h, const Q& q0_i, const Dopri5Step<N, S>& st, Part part) {
+  using namespace dopri5;
+  const auto k = [&](int stage) { return part(st.k[stage][i]); };
+  const auto r1 = part(st.q1[i]) - q0_i;
+  const auto r2 = h * k(0) - r1;
+  const auto r3 = r1 - h * k(6) - r2;
+  const auto r4 = h * (d1 * k(0) + d3 * k(2) + d4 * k(3) + d5 * k(4) + d6 * k(5) + d7 * k(6));
+  const U v = 1.0 - u;
+  return q0_i + u * (r1 + v * (r2 + u * (r3 + v * r4)));
+}
+
+// The initial step for a trajectory at q0 with flow f0 (Hairer's: a first guess from |q0| / |f0|,
+// then one explicit Euler step to estimate the second derivative), at most dt_max.
+template <class Model, class Th>
+SALTATION_HD double dopri5_initial_step(const Model& m, const double* q0, const double* f0, int mode, const Th& th,
+                                        double rtol, double atol, double dt_max) {
+  constexpr int N = Model::N;
+  double dq = 0.0, df = 0.0;
+  for (int i = 0; i < N; ++i) {
+    const double scale = atol + rtol * ::fabs(q0[i]);
+    dq += (q0[i] / scale) * (q0[i] / scale);
+    df += (f0[i] / scale) * (f0[i] / scale);
+  }
+  dq = ::sqrt(dq / N);
+  df = ::sqrt(df / N);
+  double h0 = (dq < 1e-5 || df < 1e-5) ? 1e-6 : 0.01 * dq / df;
+  h0 = ::fmin(h0, dt_max);
+  double q1[N], f1[N];
+  for (int i = 0; i < N; ++i) q1[i] = q0[i] + h0 * f0[i];
+  m.flow(q1, mode, th, f1);
+  double d2 = 0.0;
+  for (int i = 0; i < N; ++i) {
+    const double scale = atol + rtol * ::fabs(q0[i]);
+    d2 += ((f1[i] - f0[i]) / scale) * ((f1[i] - f0[i]) / scale);
+  }
+  d2 = ::sqrt(d2 / N) / h0;
+  const double larger = ::fmax(df, d2);
+  const double h1 = larger <= 1e-15 ? ::fmax(1e-6, h0 * 1e-3) : ::pow(0.01 / larger, 0.2);
+  const double h = ::fmin(100.0 * h0, h1);
+  return is_finite(h) && h > 0.0 ? ::fmin(h, dt_max) : ::fmin(1e-6, dt_max);
+}
+
+}  // namespace saltation::core
