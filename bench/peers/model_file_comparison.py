@@ -51,7 +51,7 @@ def sweeps(model, quick):
     tolerances = [rtol if ratio == 1.0 else Tolerance(rtol, ratio * rtol)
                   for ratio in ATOL_OVER_RTOL[model] for rtol in rtols]
     adaptive = [(tol, sens) for sens in (False, True) for tol in tolerances]
-    return {"saltation": saltation, "cvodes": adaptive, "diffrax_tsit5": adaptive}
+    return {"saltation": saltation, "saltation_dopri5": adaptive, "cvodes": adaptive, "diffrax_tsit5": adaptive}
 
 
 def comparison(args):

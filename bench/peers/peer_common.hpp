@@ -28,6 +28,7 @@ struct Args {
   int probes = 3;               // fixed-step tools: interior guard probes per step
   double time_tol = 1e-12;      // fixed-step tools: event-time bracket width of the bisection
   double rtol = 1e-10;          // adaptive tools
+  std::string method = "rk4";   // saltation only: its options.method ("rk4" or "dopri5", with rtol and atol)
   double atol = -1.0;           // adaptive tools (< 0: atol = rtol)
   int threads = 1;              // saltation only: the CPU driver's threads
   std::string backend = "cpu";  // saltation only: "cpu" or "cuda" (scripts/gpu-check's runner part)
@@ -53,6 +54,7 @@ inline Args parse_args(int argc, char** argv) {
     else if (key == "--probes") a.probes = std::stoi(v);
     else if (key == "--time-tol") a.time_tol = std::stod(v);
     else if (key == "--rtol") a.rtol = std::stod(v);
+    else if (key == "--method") a.method = v;
     else if (key == "--atol") a.atol = std::stod(v);
     else if (key == "--threads") a.threads = std::stoi(v);
     else if (key == "--backend") a.backend = v;

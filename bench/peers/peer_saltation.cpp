@@ -56,11 +56,15 @@ struct Saltation {
     o.probes = args.probes;
     o.time_tol = args.time_tol;
     o.threads = args.threads;
+    o.method = saltation::method_from_name(args.method, "--method");
+    o.rtol = args.rtol;
+    o.atol = args.atol < 0.0 ? args.rtol : args.atol;
     saltation::Result r;
     const std::vector<double> seconds = timed_solve<Problem>(args, batch, o, saltation::parse_backend(args.backend), r);
 
     double trajectory_steps = 0.0;
-    for (std::size_t i = 0; i < batch.n; ++i) trajectory_steps += std::ceil(r.t_end[i] / o.dt);
+    if (o.method == saltation::Method::Rk4)  // dopri5 chooses its own steps: not counted
+      for (std::size_t i = 0; i < batch.n; ++i) trajectory_steps += std::ceil(r.t_end[i] / o.dt);
     const int N = r.N, P = batch.P;
     std::vector<peers::RowRecord> rows(peers::kept_rows(args, batch.n));
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -46,6 +46,7 @@ def sweeps(quick):
     return {
         "saltation": saltation,
         "odeint_rk4": [((dt, 3), False) for dt in (0.01, 0.001)],
+        "saltation_dopri5": [(rtol, sens) for sens in (False, True) for rtol in rtols],
         "cvodes": [(rtol, sens) for sens in (False, True) for rtol in rtols],
         "scipy_dop853": [(rtol, False) for rtol in ([1e-6, 1e-9, 1e-12] if not quick else [1e-9])],
         "diffrax_tsit5": [(rtol, sens) for sens in (False, True) for rtol in rtols],

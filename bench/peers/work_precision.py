@@ -51,11 +51,11 @@ class Comparison:
 class CppPeer:
     """A program of bench/peers (peer_common.hpp's arguments and record)."""
 
-    def __init__(self, tool, binary):
-        self.tool, self.binary = tool, binary
+    def __init__(self, tool, binary, extra=()):
+        self.tool, self.binary, self.extra = tool, binary, list(extra)
 
     def command(self, case, rows, setting, sens, reps=1, threads=1, record_rows=0):
-        cmd = [self.binary] + case.peer_args + ["--rows", str(rows), "--reps", str(reps)]
+        cmd = [self.binary] + self.extra + case.peer_args + ["--rows", str(rows), "--reps", str(reps)]
         if isinstance(setting, tuple):
             cmd += ["--dt", repr(setting[0]), "--probes", str(setting[1])]
             cmd += ["--time-tol", repr(setting[2])] if len(setting) > 2 else []
@@ -101,10 +101,14 @@ class PythonPeer:
 def find_peers(build):
     """Every tool, or the reason it is missing (reported, never dropped)."""
     peers, missing = {}, {}
-    for tool, name in (("saltation", "peer_saltation"), ("odeint_rk4", "peer_odeint"), ("cvodes", "peer_cvodes")):
+    # saltation_dopri5: saltation's adaptive method (options.method dopri5), swept over rtol as the
+    # adaptive peers are; "saltation" is its default, RK4.
+    for tool, name, extra in (("saltation", "peer_saltation", ()), ("saltation_dopri5", "peer_saltation",
+                                                                    ("--method", "dopri5")),
+                              ("odeint_rk4", "peer_odeint", ()), ("cvodes", "peer_cvodes", ())):
         path = os.path.join(build, "bench", "peers", name)
         if os.access(path, os.X_OK):
-            peers[tool] = CppPeer(tool, path)
+            peers[tool] = CppPeer(tool, path, extra)
         else:
             missing[tool] = f"not built: {path} missing (Boost headers / libsundials-dev not found by CMake?)"
     for tool, make in (("scipy_dop853", lambda pb: python_peers.Scipy(pb)),
