@@ -151,6 +151,24 @@ TEST_F(Cli, ThermostatAndCommandLineOverrides) {
   EXPECT_EQ(j["provenance"]["options"]["event_capacity"], 3);
 }
 
+TEST_F(Cli, AdaptiveMethodFromTheFileOrTheCommandLine) {
+  // The thermostat's first switch, 12 ln(7/4), by dopri5 chosen in the request and by the flags.
+  const char* request = R"({"model": "thermostat", "config": {"initial_mode": "on"},
+    "options": {"t_final": 48, "method": "dopri5", "rtol": 1e-12, "atol": 1e-12},
+    "theta": [[19, 18, 12, 8, 20, 22]]})";
+  for (const std::string flags : {"", "--method dopri5 --rtol 1e-12 --atol 1e-12"}) {
+    const CliRun r = solve(flags.empty() ? request : replace(request, "\"method\": \"dopri5\", ", ""), flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = output();
+    EXPECT_NEAR(j["trajectories"][0]["events_t"][0].get<double>(), 12 * std::log(7.0 / 4.0), 1e-10) << flags;
+    EXPECT_EQ(j["provenance"]["options"]["method"], "dopri5") << flags;
+    EXPECT_EQ(j["provenance"]["options"]["rtol"], 1e-12) << flags;
+  }
+  fs::remove(out());
+  expect_rejected(replace(request, "\"dopri5\"", "\"tsit5\""), "options.method");
+  expect_rejected(replace(request, "\"rtol\": 1e-12", "\"rtol\": 0"), "options.rtol");
+}
+
 TEST_F(Cli, RejectsUnknownModel) { expect_rejected(replace(kBall, "bouncing_ball", "bouncing_cube"), "model"); }
 TEST_F(Cli, RejectsWrongThetaLength) {
   expect_rejected(replace(kBall, "[1.0, 1.0, 0.5]", "[1.0, 1.0]"), "theta", "row 1");

@@ -33,7 +33,8 @@ inline int thread_count(const Options& options, std::size_t n) {
 
 // theta is SoA: parameter p of trajectory i at theta[p * n + i]. `options` must be normalized.
 // `Output` is what each trajectory keeps (core::FullRecord, FinalState or ObjectiveObserver) and
-// `out` its view. One trajectory at a time per thread (the SIMD lanes are cpu_lanes.hpp's).
+// `out` its view. One trajectory at a time per thread (the SIMD lanes are cpu_lanes.hpp's), with
+// the step method of options.method.
 template <class Output = core::FullRecord, class Model>
 void solve(const Model& model, const double* theta, std::size_t n, const Options& options,
            const typename Output::View& out, const Progress* progress = nullptr) {
@@ -52,9 +53,15 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
       if (interrupt_requested()) continue;
       for (int p = 0; p < P; ++p) row[p] = theta[static_cast<std::size_t>(p) * n + i];
       const RowParams th{row.data(), 1};
-      if (options.sensitivities)
-        core::integrate_one<true, Output>(model, options, th, static_cast<std::size_t>(i), out);
-      else core::integrate_one<false, Output>(model, options, th, static_cast<std::size_t>(i), out);
+      const auto row = static_cast<std::size_t>(i);
+      if (options.method == Method::Dopri5) {
+        if (options.sensitivities) core::integrate_one<true, Output, Method::Dopri5>(model, options, th, row, out);
+        else core::integrate_one<false, Output, Method::Dopri5>(model, options, th, row, out);
+      } else if (options.sensitivities) {
+        core::integrate_one<true, Output>(model, options, th, row, out);
+      } else {
+        core::integrate_one<false, Output>(model, options, th, row, out);
+      }
       counter.one_done();
     }
   }

@@ -221,19 +221,24 @@ TEST(UserModelFile, ThermostatMatchesTheBuiltInModel) {
 // T_env + Q, off towards T_env.
 TEST(UserModelFile, ThermostatSwitchesWhereTheLinearOdeSays) {
   const std::vector<std::vector<double>> rows = thermostat_rows();
-  const Result r = load("thermostat").solve(Batch::from_rows(rows, 6), run_options(10.0, false), Backend::Cpu);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    SCOPED_TRACE("row " + std::to_string(i));
-    const double T0 = rows[i][0], env = rows[i][1], tau = rows[i][2], on = env + rows[i][3];
-    const double low = rows[i][4], high = rows[i][5];
-    const double heating = tau * std::log((on - low) / (on - high)),
-                 cooling = tau * std::log((high - env) / (low - env));
-    ASSERT_GE(r.n_events[i], 3);
-    double t = tau * std::log((on - T0) / (on - high));  // from T0 up to T_high
-    for (int c = 0; c < r.n_events[i]; ++c) {
-      EXPECT_NEAR(r.event_time(i, c), t, 1e-9) << "switch " << c;
-      EXPECT_EQ(r.ev_guard[c * r.n + i], c % 2) << "too_hot and too_cold alternate";
-      t += c % 2 == 0 ? cooling : heating;
+  Options adaptive = run_options(10.0, false);
+  adaptive.method = Method::Dopri5;
+  adaptive.rtol = adaptive.atol = 1e-12;
+  for (const Options& o : {run_options(10.0, false), adaptive}) {
+    const Result r = load("thermostat").solve(Batch::from_rows(rows, 6), o, Backend::Cpu);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      SCOPED_TRACE("row " + std::to_string(i) + ", method " + method_name(o.method));
+      const double T0 = rows[i][0], env = rows[i][1], tau = rows[i][2], on = env + rows[i][3];
+      const double low = rows[i][4], high = rows[i][5];
+      const double heating = tau * std::log((on - low) / (on - high)),
+                   cooling = tau * std::log((high - env) / (low - env));
+      ASSERT_GE(r.n_events[i], 3);
+      double t = tau * std::log((on - T0) / (on - high));  // from T0 up to T_high
+      for (int c = 0; c < r.n_events[i]; ++c) {
+        EXPECT_NEAR(r.event_time(i, c), t, 1e-9) << "switch " << c;
+        EXPECT_EQ(r.ev_guard[c * r.n + i], c % 2) << "too_hot and too_cold alternate";
+        t += c % 2 == 0 ? cooling : heating;
+      }
     }
   }
 }

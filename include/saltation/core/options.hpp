@@ -10,11 +10,6 @@ enum class Method : int { Rk4 = 0, Dopri5 = 1 };
 struct Options {
   double t_final = 1.0;  // integrate over [0, t_final]
   double dt = 1e-3;      // fixed RK4 step
-  Method method = Method::Rk4;
-  double rtol = 1e-6;   // dopri5: relative tolerance of each step's local error
-  double atol = 1e-9;   // dopri5: absolute tolerance of each step's local error
-  double dt_min = 0.0;  // dopri5: a step below this ends the trajectory, status step_size_underflow (0: 1e-12 t_final)
-  double dt_max = 0.0;  // dopri5: the largest step (0: t_final)
   double v_stop =
       0.0;  // status Settled at an event whose normal impact speed |g_q . f-| / |g_q| is below this (0: off)
   int event_capacity = 16;     // events recorded per trajectory; the next crossing ends it with status EventCapacity
@@ -30,6 +25,12 @@ struct Options {
                                     // true: bad rows get status InvalidInput and the rest run
   // Derived by normalize_options(); the same on every backend.
   int locate_iterations = 0;
+  // Adaptive steps: read by the CPU's scalar driver only (the CUDA kernels run RK4).
+  Method method = Method::Rk4;
+  double rtol = 1e-6;   // dopri5: relative tolerance of each step's local error
+  double atol = 1e-9;   // dopri5: absolute tolerance of each step's local error
+  double dt_min = 0.0;  // dopri5: a step below this ends the trajectory, status step_size_underflow (0: 1e-12 t_final)
+  double dt_max = 0.0;  // dopri5: the largest step (0: t_final)
 };
 
 }  // namespace saltation

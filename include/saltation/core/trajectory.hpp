@@ -12,8 +12,9 @@
 // With Sens the segment tangent rides along each step (tangents.hpp) and each event applies the
 // saltation jump (jump.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
 // driver runs the same calls in warp lockstep (warp.hpp).
-// With options.method dopri5 (CPU only) step() takes adaptive steps instead (adaptive_step): the
-// guards probed on each step's continuous extension, the event located on it.
+// With Stepping dopri5 (options.method; the CPU's scalar driver only) step() takes adaptive steps
+// instead (adaptive_step): the guards probed on each step's continuous extension, the event
+// located on it.
 #include <cstddef>
 
 #include "saltation/config.hpp"
@@ -34,12 +35,26 @@
 
 namespace saltation::core {
 
-template <class Model, class Th, bool Sens, class Output = FullRecord>
-class Trajectory {
+// What adaptive steps keep between calls (options.method dopri5): the last step tried (held with
+// a bracket until take_bracketed_event), its size, the next step's size (0: not chosen yet), the
+// last accepted step's error and the steps tried so far. RK4 keeps nothing, and as an empty base
+// this takes no room in its trajectories (nor in the CUDA kernels, which run RK4 only).
+template <Method Stepping, int N>
+struct AdaptiveState {};
+template <int N>
+struct AdaptiveState<Method::Dopri5, N> {
+  Dopri5Step<N, double> dense_;
+  double h_step_ = 0.0, h_next_ = 0.0, err_prev_ = dopri5::kErrFloor;
+  long long steps_ = 0;
+};
+
+template <class Model, class Th, bool Sens, class Output = FullRecord, Method Stepping = Method::Rk4>
+class Trajectory : private AdaptiveState<Stepping, Model::N> {
  public:
   static constexpr int N = Model::N, P = Model::P, M = Model::M;
   static constexpr int kWidth = tangent_width<Model>();  // of the segment tangent Y
   static constexpr int kYSize = Sens ? N * kWidth : 1;
+  static constexpr bool kAdaptive = Stepping == Method::Dopri5;
 
   SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i,
                           const typename Output::View& out)
@@ -92,7 +107,7 @@ class Trajectory {
   // One step of dt (or the remainder to t_final): Stepped, Bracketed (a crossing in it, held for
   // take_bracketed_event()) or Ended (non-finite state, or t_final reached).
   SALTATION_HD StepOutcome step() {
-    if (adaptive()) return adaptive_step();
+    if constexpr (kAdaptive) return adaptive_step();
     const bool last = last_step_from(t_);
     const double h = step_length_from(t_);
     StepEnd end;
@@ -130,7 +145,7 @@ class Trajectory {
     int j = -1;
     const double s = locate(bracket_, j);
     double q_minus[N];
-    if (adaptive()) {
+    if constexpr (kAdaptive) {
       dense_event_state(s, q_minus);
     } else if constexpr (Sens) {
       tan_.up_to_date();
@@ -272,7 +287,7 @@ class Trajectory {
     trend_.restart();
     f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
-    err_prev_ = dopri5::kErrFloor;
+    if constexpr (kAdaptive) this->err_prev_ = dopri5::kErrFloor;
     return false;
   }
 
@@ -528,7 +543,7 @@ class Trajectory {
       const int dir = m_.direction(j, mode_);
       double a = br.a, b = br.b, ga = br.ga[j], gb = br.gb[j];
       double s = secant_point(a, b, ga, gb), gs = 0.0, rate = 0.0;  // the last trial: an end of [a, b]
-      const int iterations = adaptive() ? locate_iterations_for(b - a, o_.time_tol) : o_.locate_iterations;
+      const int iterations = kAdaptive ? locate_iterations_for(b - a, o_.time_tol) : o_.locate_iterations;
       for (int it = 0; it < iterations; ++it) {
         if (it > 0) s = tangent_parabola_root(s, gs, rate, a, b, ga, gb);
         if (!(s > a && s < b)) s = 0.5 * (a + b);
@@ -556,7 +571,7 @@ class Trajectory {
   // along d rk4_step / ds.
   SALTATION_HD double guard_along_step(int j, double s, double& rate) const {
     double qs[N], dqs[N];
-    if (adaptive()) {
+    if constexpr (kAdaptive) {
       dense_point_with_rate(s, qs, dqs);
     } else {
       rk4_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
@@ -593,65 +608,81 @@ class Trajectory {
     }
   }
 
-  // Adaptive steps (options.method dopri5, core/dopri5.hpp): each step is tried until its error
+  // Adaptive steps (Stepping dopri5, core/dopri5.hpp): each step is tried until its error
   // estimate meets rtol and atol, then probed on its continuous extension (dense_crossing). With
-  // Sens the segment tangent is advanced by the same step on dual numbers (tangent_stages), so it
-  // is the derivative of the computed solution with the step sizes held fixed. Not compiled for the
-  // device: the CUDA backend refuses dopri5 (solve.hpp).
-  SALTATION_HD bool adaptive() const {
-#ifdef __CUDA_ARCH__
-    return false;
-#else
-    return o_.method == Method::Dopri5;
-#endif
-  }
+  // Sens the segment tangent is advanced by the same step on dual numbers (tangent_start), so it
+  // is the derivative of the computed solution with the step sizes held fixed.
   SALTATION_HD double dt_min() const { return o_.dt_min > 0.0 ? o_.dt_min : 1e-12 * o_.t_final; }
   SALTATION_HD double dt_max() const { return o_.dt_max > 0.0 ? o_.dt_max : o_.t_final; }
 
+  // With Sens each step is tried on dual numbers (their values are the forward step's bits), its
+  // first stage formed from the tangent at the state; forward, the last step's end gives it.
   SALTATION_HD StepOutcome adaptive_step() {
-    if (!f_left_known_) {
-      m_.flow(q_, mode_, th_, dense_.k[0]);
-      f_left_known_ = true;
+    if constexpr (Sens) {
+      TangentScalar q0[N];
+      Dopri5Step<N, TangentScalar> st;
+      tangent_start(q0, st);
+      return adaptive_trials(q0, FlowSeededParams<Model, Th, N>{th_}, st);
+    } else {
+      if (!f_left_known_) {
+        m_.flow(q_, mode_, th_, this->dense_.k[0]);
+        f_left_known_ = true;
+      }
+      return adaptive_trials(q_, th_, this->dense_);
     }
+  }
+
+  // Steps of the pair from q0 (the state, seeded with the tangent when S is dual) until one is
+  // accepted: then probed for a crossing, and taken unless it holds one.
+  template <class S, class Params>
+  SALTATION_HD StepOutcome adaptive_trials(const S* q0, const Params& params, Dopri5Step<N, S>& st) {
     if (!g_left_known_) {
       guards_at(q_, mode_, g_left_);
       g_left_known_ = true;
     }
-    if (h_next_ == 0.0) h_next_ = dopri5_initial_step(m_, q_, dense_.k[0], mode_, th_, o_.rtol, o_.atol, dt_max());
+    if (this->h_next_ == 0.0) {
+      double f0[N];
+      for (int i = 0; i < N; ++i) f0[i] = value_of(st.k[0][i]);
+      this->h_next_ = dopri5_initial_step(m_, q_, f0, mode_, th_, o_.rtol, o_.atol, dt_max());
+    }
     for (;;) {
-      if (steps_ >= o_.max_steps) {
+      if (this->steps_ >= o_.max_steps) {
         finish(Status::StepLimit, t_, q_);
         return StepOutcome::Ended;
       }
-      ++steps_;
+      ++this->steps_;
       const double remaining = o_.t_final - t_;
-      const bool last = remaining <= h_next_;
-      const double h = last ? remaining : h_next_;
-      dopri5_step(m_, q_, mode_, th_, h, dense_);
-      const double err = dopri5_error(q_, dense_, h, o_.rtol, o_.atol);
+      const bool last = remaining <= this->h_next_;
+      const double h = last ? remaining : this->h_next_;
+      dopri5_step(m_, q0, mode_, params, h, st);
+      const double err = dopri5_error(q0, st, h, o_.rtol, o_.atol);
       if (!(err <= 1.0)) {  // rejected: never probed, so it never gives an event
-        h_next_ = dopri5_retry_step(h, err);
-        if (h_next_ < dt_min()) {
+        this->h_next_ = dopri5_retry_step(h, err);
+        if (this->h_next_ < dt_min()) {
           finish(is_finite(err) ? Status::StepSizeUnderflow : Status::NonFinite, t_, q_);
           return StepOutcome::Ended;
         }
         continue;
       }
-      h_step_ = h;
+      this->h_step_ = h;
+      if constexpr (Sens) {
+        for (int i = 0; i < N; ++i) {
+          for (int stage = 0; stage < 7; ++stage) this->dense_.k[stage][i] = value_of(st.k[stage][i]);
+          this->dense_.q1[i] = value_of(st.q1[i]);
+        }
+      }
       double g_end[M];
       if (dense_crossing(h, g_end, bracket_)) return StepOutcome::Bracketed;
       if constexpr (Sens) {
-        Dopri5Step<N, TangentScalar> st;
-        TangentScalar q0[N];
-        tangent_stages(q0, st);
         for (int i = 0; i < N; ++i)
           for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = st.q1[i].d[c];
+      } else {
+        for (int k = 0; k < N; ++k) this->dense_.k[0][k] = this->dense_.k[6][k];  // the next step's first stage
       }
-      for (int k = 0; k < N; ++k) q_[k] = dense_.q1[k];
-      for (int k = 0; k < N; ++k) dense_.k[0][k] = dense_.k[6][k];  // the next step's first stage
+      for (int k = 0; k < N; ++k) q_[k] = this->dense_.q1[k];
       for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
-      if (!last) h_next_ = dopri5_next_step(h, err, err_prev_);
-      err_prev_ = ::fmax(err, dopri5::kErrFloor);
+      if (!last) this->h_next_ = dopri5_next_step(h, err, this->err_prev_);
+      this->err_prev_ = ::fmax(err, dopri5::kErrFloor);
       if (last) {
         t_ = o_.t_final;
       } else {
@@ -673,7 +704,7 @@ class Trajectory {
       const bool last_piece = k == pieces;
       const double u = last_piece ? 1.0 : static_cast<double>(k) / pieces;
       double qs[N], gs[M];
-      for (int i = 0; i < N; ++i) qs[i] = last_piece ? dense_.q1[i] : dense_state_entry(i, u);
+      for (int i = 0; i < N; ++i) qs[i] = last_piece ? this->dense_.q1[i] : dense_state_entry(i, u);
       guards_at(qs, mode_, gs);
       unsigned mask = 0;
       for (int j = 0; j < M; ++j)
@@ -699,45 +730,45 @@ class Trajectory {
   // Entry i of the state on the held step's continuous extension at the fraction u; the state at
   // the step-relative time s with its rate d/ds.
   SALTATION_HD double dense_state_entry(int i, double u) const {
-    return dopri5_dense_entry(i, u, h_step_, q_[i], dense_, [](double x) { return x; });
+    return dopri5_dense_entry(i, u, this->h_step_, q_[i], this->dense_, [](double x) { return x; });
   }
   SALTATION_HD void dense_point_with_rate(double s, double* qs, double* rate) const {
-    const Dual<1> u = Dual<1>::variable(s / h_step_, 0);
+    const Dual<1> u = Dual<1>::variable(s / this->h_step_, 0);
     for (int i = 0; i < N; ++i) {
-      const Dual<1> y = dopri5_dense_entry(i, u, h_step_, q_[i], dense_, [](double x) { return x; });
+      const Dual<1> y = dopri5_dense_entry(i, u, this->h_step_, q_[i], this->dense_, [](double x) { return x; });
       qs[i] = y.v;
-      rate[i] = y.d[0] / h_step_;
+      rate[i] = y.d[0] / this->h_step_;
     }
   }
 
   // The pre-event state at the located step-relative time s, and with Sens the tangent there: the
   // held step again on dual numbers, its continuous extension at s.
   SALTATION_HD void dense_event_state(double s, double* q_minus) {
-    const double u = s / h_step_;
+    const double u = s / this->h_step_;
     for (int i = 0; i < N; ++i) q_minus[i] = dense_state_entry(i, u);
     if constexpr (Sens) {
       Dopri5Step<N, TangentScalar> st;
       TangentScalar q0[N];
-      tangent_stages(q0, st);
+      tangent_start(q0, st);
+      dopri5_step(m_, q0, mode_, FlowSeededParams<Model, Th, N>{th_}, this->h_step_, st);
       for (int i = 0; i < N; ++i) {
-        const TangentScalar y = dopri5_dense_entry(i, u, h_step_, q0[i], st, [](const TangentScalar& x) { return x; });
+        const TangentScalar y =
+            dopri5_dense_entry(i, u, this->h_step_, q0[i], st, [](const TangentScalar& x) { return x; });
         for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = y.d[c];
       }
     }
   }
 
-  // The held step of h_step_ on dual numbers: the state seeded with the rows of the segment tangent
-  // Y, the flow parameters with their slots (as rk4_tangent_step's stages).
+  // The state on dual numbers seeded with the rows of the segment tangent Y, and the flow there
+  // with the flow parameters in their slots: a step's first stage (as rk4_tangent_step's).
   using TangentScalar = Dual<kWidth>;
-  SALTATION_HD void tangent_stages(TangentScalar* q0, Dopri5Step<N, TangentScalar>& st) {
+  SALTATION_HD void tangent_start(TangentScalar* q0, Dopri5Step<N, TangentScalar>& st) {
     tan_.up_to_date();
     for (int i = 0; i < N; ++i) {
       q0[i] = TangentScalar(q_[i]);
       for (int c = 0; c < kWidth; ++c) q0[i].d[c] = tan_.Y[i * kWidth + c];
     }
-    const FlowSeededParams<Model, Th, N> fth{th_};
-    m_.flow(q0, mode_, fth, st.k[0]);
-    dopri5_step(m_, q0, mode_, fth, h_step_, st);
+    m_.flow(q0, mode_, FlowSeededParams<Model, Th, N>{th_}, st.k[0]);
   }
 
   // X(0) = d q0 / dtheta.
@@ -802,11 +833,6 @@ class Trajectory {
   // rules it out on the next step, which its guard bound cannot (docs/models.md); else -1. Until
   // the next step.
   int departing_ = -1;
-  // dopri5: the last step tried (held with a bracket until take_bracketed_event), its size, the
-  // next step's size (0: not chosen yet), the last accepted step's error, the steps tried so far.
-  Dopri5Step<N, double> dense_;
-  double h_step_ = 0.0, h_next_ = 0.0, err_prev_ = dopri5::kErrFloor;
-  long long steps_ = 0;
   int n_events_ = 0;
   double zeno_start_ = -1e300;
   int zeno_count_ = 0;
@@ -817,11 +843,11 @@ class Trajectory {
 
 // Integrates trajectory i of a batch into `out` through the Output policy; `th` views its
 // parameter row.
-template <bool Sens, class Output = FullRecord, class Model, class Th>
+template <bool Sens, class Output = FullRecord, Method Stepping = Method::Rk4, class Model, class Th>
 SALTATION_HD void integrate_one(const Model& m, const Options& o, const Th& th, std::size_t i,
                                 const typename Output::View& out) {
   static_assert(check_model<Model>(), "");
-  Trajectory<Model, Th, Sens, Output>(m, o, th, i, out).run();
+  Trajectory<Model, Th, Sens, Output, Stepping>(m, o, th, i, out).run();
 }
 
 }  // namespace saltation::core
