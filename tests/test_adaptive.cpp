@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -166,6 +167,34 @@ TEST(Adaptive, TerrainBallMatchesFineRk4WithinTheTolerance) {
     }
     previous = worst;
   }
+}
+
+TEST(Adaptive, ErrorControlOnTheSensitivitiesTightensThem) {
+  std::mt19937_64 rng(99);
+  TerrainBall<3> m;
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 4; ++i) rows.push_back(saltation::sample_terrain_row<3>(rng));
+  const Batch batch = Batch::from_rows(rows, TerrainBall<3>::P);
+  Options fine;
+  fine.t_final = 2.0;
+  fine.dt = 1e-4;
+  fine.event_capacity = 16;
+  fine.sensitivities = true;
+  const Result ref = solve(m, batch, fine, Backend::Cpu);
+  const auto dqf_error = [&](bool on_sensitivities) {
+    Options o = adaptive_options(2.0, 1e-7, 1e-7, 16);
+    o.sensitivities = true;
+    o.error_on_sensitivities = on_sensitivities;
+    const Result r = solve(m, batch, o, Backend::Cpu);
+    double worst = 0.0;
+    for (std::size_t e = 0; e < r.dqf.size(); ++e)
+      worst = std::fmax(worst, std::fabs(r.dqf[e] - ref.dqf[e]) / (1.0 + std::fabs(ref.dqf[e])));
+    return worst;
+  };
+  const double state_only = dqf_error(false), with_tangent = dqf_error(true);
+  std::printf("  dqf error at rtol 1e-7: %.2e on the state's error, %.2e with the tangent's\n", state_only,
+              with_tangent);
+  EXPECT_LT(with_tangent, state_only);
 }
 
 TEST(Adaptive, ForwardAndSensitivityRunsShareTheirStates) {

@@ -26,6 +26,8 @@ void for_each_option(F&& f, O&... o) {
   f("dt_min", "dopri5: a smaller step ends the trajectory with status step_size_underflow (0: 1e-12 t_final)",
     o.dt_min...);
   f("dt_max", "dopri5: the largest step (0: t_final)", o.dt_max...);
+  f("error_on_sensitivities", "dopri5 with sensitivities: the segment tangent's error estimate controls the step too",
+    o.error_on_sensitivities...);
   f("v_stop", "end with status settled at an event slower than this (0: off)", o.v_stop...);
   f("event_capacity", "events recorded per trajectory", o.event_capacity...);
   f("probes", "interior guard probes per step", o.probes...);

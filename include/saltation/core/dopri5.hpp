@@ -67,19 +67,25 @@ SALTATION_HD void dopri5_step(const Model& m, const S* q, int mode, const Th& th
 }
 
 // The step's error relative to the tolerances, the root mean square over the state of
-// err_i / (atol + rtol max(|q0_i|, |q1_i|)) (on the values of dual numbers): at most 1 accepts the
-// step. Not finite when the step is not.
-template <int N, class S>
-SALTATION_HD double dopri5_error(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol) {
+// err_i / (atol + rtol max(|q0_i|, |q1_i|)), with `part` picking what of each entry is weighed
+// (value_of: the state; a dual slot: one tangent column): at most 1 accepts the step. Not finite
+// when the step is not. dopri5_error_sum gives the sum of squares, to be pooled with others'.
+template <int N, class S, class Part>
+SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol,
+                                     Part part) {
   using namespace dopri5;
   double sum = 0.0;
   for (int i = 0; i < N; ++i) {
-    const double err = h * (e1 * value_of(st.k[0][i]) + e3 * value_of(st.k[2][i]) + e4 * value_of(st.k[3][i]) +
-                            e5 * value_of(st.k[4][i]) + e6 * value_of(st.k[5][i]) + e7 * value_of(st.k[6][i]));
-    const double scale = atol + rtol * ::fmax(::fabs(value_of(q0[i])), ::fabs(value_of(st.q1[i])));
+    const auto k = [&](int stage) { return part(st.k[stage][i]); };
+    const double err = h * (e1 * k(0) + e3 * k(2) + e4 * k(3) + e5 * k(4) + e6 * k(5) + e7 * k(6));
+    const double scale = atol + rtol * ::fmax(::fabs(part(q0[i])), ::fabs(part(st.q1[i])));
     sum += (err / scale) * (err / scale);
   }
-  return ::sqrt(sum / N);
+  return sum;
+}
+template <int N, class S>
+SALTATION_HD double dopri5_error(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol) {
+  return ::sqrt(dopri5_error_sum(q0, st, h, rtol, atol, [](const S& x) { return value_of(x); }) / N);
 }
 
 // The next step after an accepted one of h with error err (err_prev: the last accepted step's).

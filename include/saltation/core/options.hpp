@@ -27,8 +27,9 @@ struct Options {
   int locate_iterations = 0;
   // Adaptive steps: read by the CPU's scalar driver only (the CUDA kernels run RK4).
   Method method = Method::Rk4;
-  double rtol = 1e-6;   // dopri5: relative tolerance of each step's local error
-  double atol = 1e-9;   // dopri5: absolute tolerance of each step's local error
+  bool error_on_sensitivities = false;  // dopri5 with sensitivities: the tangent's error controls the step too
+  double rtol = 1e-6;                   // dopri5: relative tolerance of each step's local error
+  double atol = 1e-9;                   // dopri5: absolute tolerance of each step's local error
   double dt_min = 0.0;  // dopri5: a step below this ends the trajectory, status step_size_underflow (0: 1e-12 t_final)
   double dt_max = 0.0;  // dopri5: the largest step (0: t_final)
 };

@@ -655,7 +655,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       const bool last = remaining <= this->h_next_;
       const double h = last ? remaining : this->h_next_;
       dopri5_step(m_, q0, mode_, params, h, st);
-      const double err = dopri5_error(q0, st, h, o_.rtol, o_.atol);
+      const double err = step_error(q0, st, h);
       if (!(err <= 1.0)) {  // rejected: never probed, so it never gives an event
         this->h_next_ = dopri5_retry_step(h, err);
         if (this->h_next_ < dt_min()) {
@@ -690,6 +690,21 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       }
       return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
     }
+  }
+
+  // The step's error against the tolerances: of the state, and with options.error_on_sensitivities
+  // of every entry of the segment tangent too.
+  template <class S>
+  SALTATION_HD double step_error(const S* q0, const Dopri5Step<N, S>& st, double h) const {
+    if constexpr (Sens) {
+      if (o_.error_on_sensitivities) {
+        double sum = dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [](const S& x) { return value_of(x); });
+        for (int c = 0; c < kWidth; ++c)
+          sum += dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [c](const S& x) { return x.d[c]; });
+        return ::sqrt(sum / (N * (kWidth + 1)));
+      }
+    }
+    return dopri5_error(q0, st, h, o_.rtol, o_.atol);
   }
 
   // The guards at the probes' interior points of the accepted step's continuous extension and at
