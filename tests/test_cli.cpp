@@ -156,8 +156,9 @@ TEST_F(Cli, AdaptiveMethodFromTheFileOrTheCommandLine) {
   const char* request = R"({"model": "thermostat", "config": {"initial_mode": "on"},
     "options": {"t_final": 48, "method": "dopri5", "rtol": 1e-12, "atol": 1e-12},
     "theta": [[19, 18, 12, 8, 20, 22]]})";
-  for (const std::string flags : {"", "--method dopri5 --rtol 1e-12 --atol 1e-12"}) {
-    const CliRun r = solve(flags.empty() ? request : replace(request, "\"method\": \"dopri5\", ", ""), flags);
+  for (const std::string flags : {"--backend cpu", "--backend cpu --method dopri5 --rtol 1e-12 --atol 1e-12"}) {
+    const bool from_flags = flags.find("--method") != std::string::npos;
+    const CliRun r = solve(from_flags ? replace(request, "\"method\": \"dopri5\", ", "") : request, flags);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = output();
     EXPECT_NEAR(j["trajectories"][0]["events_t"][0].get<double>(), 12 * std::log(7.0 / 4.0), 1e-10) << flags;

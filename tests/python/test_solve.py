@@ -54,9 +54,14 @@ def test_every_registered_model_solves_from_python(model):
     assert r.status[0] == 0 and r.n_events[0] > 0 and np.all(np.isfinite(r.dqf_dtheta))
 
 
-def test_bouncing_ball_event_times_and_derivatives_match_the_closed_form():
+# dopri5 runs on the CPU backend only (backend "auto" on a machine with a GPU would refuse it).
+DOPRI5 = {"method": "dopri5", "rtol": 1e-11, "atol": 1e-11, "backend": "cpu"}
+
+
+@pytest.mark.parametrize("stepping", [{"dt": 1e-3}, DOPRI5], ids=["rk4", "dopri5"])
+def test_bouncing_ball_event_times_and_derivatives_match_the_closed_form(stepping):
     rows = np.array([[1.0, 0.0, 0.8], [2.0, 0.0, 0.5]])
-    r = saltation.solve("bouncing_ball", rows, t_final=2.5, dt=1e-3, event_capacity=4, sensitivities=True)
+    r = saltation.solve("bouncing_ball", rows, t_final=2.5, event_capacity=4, sensitivities=True, **stepping)
     assert r.status.dtype == np.int32 and r.status.shape == (2,)
     assert r.qf.shape == (2, 2) and r.event_times.shape == (2, 4) and r.event_states.shape == (2, 4, 2)
     assert r.dqf_dtheta.shape == (2, 2, 3) and r.events_dt_dtheta.shape == (2, 4, 3)
