@@ -31,6 +31,23 @@ Options adaptive_options(double t_final, double rtol, double atol, int capacity)
   return o;
 }
 
+// Four random terrains (K = 3), and their solves by RK4 at a fine step with sensitivities over
+// t_final 2: the reference the adaptive solves are held to.
+Batch terrain_rows(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 4; ++i) rows.push_back(saltation::sample_terrain_row<3>(rng));
+  return Batch::from_rows(rows, TerrainBall<3>::P);
+}
+Result fine_rk4(const TerrainBall<3>& m, const Batch& batch) {
+  Options fine;
+  fine.t_final = 2.0;
+  fine.dt = 1e-4;
+  fine.event_capacity = 16;
+  fine.sensitivities = true;
+  return solve(m, batch, fine, Backend::Cpu);
+}
+
 TEST(Dopri5, TableauMeetsTheOrderConditions) {
   using namespace core::dopri5;
   const double c[7] = {0.0, c2, c3, c4, c5, 1.0, 1.0};
@@ -132,17 +149,9 @@ TEST(Adaptive, ThermostatSwitchTimesAndDerivativesToTheClosedForm) {
 TEST(Adaptive, TerrainBallMatchesFineRk4WithinTheTolerance) {
   // A nonlinear flow with events: every event time, pre-event state and derivative against RK4 at
   // a fine step, and the error shrinking with the tolerance.
-  std::mt19937_64 rng(2024);
   TerrainBall<3> m;
-  std::vector<std::vector<double>> rows;
-  for (int i = 0; i < 4; ++i) rows.push_back(saltation::sample_terrain_row<3>(rng));
-  const Batch batch = Batch::from_rows(rows, TerrainBall<3>::P);
-  Options fine;
-  fine.t_final = 2.0;
-  fine.dt = 1e-4;
-  fine.event_capacity = 16;
-  fine.sensitivities = true;
-  const Result ref = solve(m, batch, fine, Backend::Cpu);
+  const Batch batch = terrain_rows(2024);
+  const Result ref = fine_rk4(m, batch);
   double previous = 1.0;
   for (double tol : {1e-6, 1e-9, 1e-12}) {
     Options o = adaptive_options(2.0, tol, tol, 16);
@@ -170,17 +179,9 @@ TEST(Adaptive, TerrainBallMatchesFineRk4WithinTheTolerance) {
 }
 
 TEST(Adaptive, ErrorControlOnTheSensitivitiesTightensThem) {
-  std::mt19937_64 rng(99);
   TerrainBall<3> m;
-  std::vector<std::vector<double>> rows;
-  for (int i = 0; i < 4; ++i) rows.push_back(saltation::sample_terrain_row<3>(rng));
-  const Batch batch = Batch::from_rows(rows, TerrainBall<3>::P);
-  Options fine;
-  fine.t_final = 2.0;
-  fine.dt = 1e-4;
-  fine.event_capacity = 16;
-  fine.sensitivities = true;
-  const Result ref = solve(m, batch, fine, Backend::Cpu);
+  const Batch batch = terrain_rows(99);
+  const Result ref = fine_rk4(m, batch);
   const auto dqf_error = [&](bool on_sensitivities) {
     Options o = adaptive_options(2.0, 1e-7, 1e-7, 16);
     o.sensitivities = true;

@@ -502,25 +502,30 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
         refresh_guards(-1);
         for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];
       }
-      unsigned mask = 0;
-      for (int j = 0; j < M; ++j)
-        if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;
-      if (mask) {
-        br.a = s_prev;
-        br.b = s;
-        br.mask = mask;
-        for (int j = 0; j < M; ++j) {
-          br.ga[j] = g_prev[j];
-          br.gb[j] = gs[j];
-        }
-        return true;
-      }
+      if (holds_crossing(s_prev, s, g_prev, gs, br)) return true;
       for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
       s_prev = s;
     }
     for (int j = 0; j < M; ++j) end.g[j] = g_prev[j];
     end.g_known = true;
     return false;
+  }
+
+  // Whether a guard crosses between the step-relative times s_prev and s, where the guards are
+  // g_prev and gs; if so the piece becomes the bracket, with the mask of the guards that cross.
+  SALTATION_HD bool holds_crossing(double s_prev, double s, const double* g_prev, const double* gs, Bracket& br) const {
+    unsigned mask = 0;
+    for (int j = 0; j < M; ++j)
+      if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;
+    if (!mask) return false;
+    br.a = s_prev;
+    br.b = s;
+    br.mask = mask;
+    for (int j = 0; j < M; ++j) {
+      br.ga[j] = g_prev[j];
+      br.gb[j] = gs[j];
+    }
+    return true;
   }
 
   // Safeguarded iterations on phi(s) = guard_j(rk4_step(q, s)) for each crossing guard:
@@ -721,20 +726,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       double qs[N], gs[M];
       for (int i = 0; i < N; ++i) qs[i] = last_piece ? this->dense_.q1[i] : dense_state_entry(i, u);
       guards_at(qs, mode_, gs);
-      unsigned mask = 0;
-      for (int j = 0; j < M; ++j)
-        if (crosses(m_.direction(j, mode_), g_prev[j], gs[j])) mask |= 1u << j;
       const double s = last_piece ? h : u * h;
-      if (mask) {
-        br.a = s_prev;
-        br.b = s;
-        br.mask = mask;
-        for (int j = 0; j < M; ++j) {
-          br.ga[j] = g_prev[j];
-          br.gb[j] = gs[j];
-        }
-        return true;
-      }
+      if (holds_crossing(s_prev, s, g_prev, gs, br)) return true;
       for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
       s_prev = s;
     }
