@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "saltation/config.hpp"
+#include "saltation/core/params.hpp"
 #include "saltation/dual.hpp"
 #include "saltation/numeric.hpp"
 
@@ -43,9 +44,9 @@ struct Dopri5Step {
 };
 
 // The step of h from q: st.k[0] must hold the flow at q; fills the other stages and q1.
-template <class Model, class Th, class S>
-SALTATION_HD void dopri5_step(const Model& m, const S* q, int mode, const Th& th, double h,
-                              Dopri5Step<Model::N, S>& st) {
+// H is double, or Dual<1> for the derivative in h (dopri5_step_with_rate).
+template <class Model, class Th, class S, class H = double>
+SALTATION_HD void dopri5_step(const Model& m, const S* q, int mode, const Th& th, H h, Dopri5Step<Model::N, S>& st) {
   using namespace dopri5;
   constexpr int N = Model::N;
   S(&k)[7][N] = st.k;
@@ -64,6 +65,26 @@ SALTATION_HD void dopri5_step(const Model& m, const S* q, int mode, const Th& th
   for (int i = 0; i < N; ++i)
     st.q1[i] = q[i] + h * (b1 * k[0][i] + b3 * k[2][i] + b4 * k[3][i] + b5 * k[4][i] + b6 * k[5][i]);
   m.flow(st.q1, mode, th, k[6]);
+}
+
+// The step of h from q and the derivative of its end state in h, d out / dh (the rate at which
+// event location follows the step): the stages on Dual<1> with h the variable, so `out` is
+// dopri5_step's bit for bit.
+template <class Model, class Th>
+SALTATION_HD void dopri5_step_with_rate(const Model& m, const double* q, int mode, const Th& th, double h, double* out,
+                                        double* rate) {
+  constexpr int N = Model::N;
+  using D = Dual<1>;
+  D qd[N];
+  Dopri5Step<N, D> st;
+  for (int i = 0; i < N; ++i) qd[i] = D(q[i]);
+  const ConstantParams<D, Th> thd{th};
+  m.flow(qd, mode, thd, st.k[0]);
+  dopri5_step(m, qd, mode, thd, D::variable(h, 0), st);
+  for (int i = 0; i < N; ++i) {
+    out[i] = st.q1[i].v;
+    rate[i] = st.q1[i].d[0];
+  }
 }
 
 // The step's error relative to the tolerances, the root mean square over the state of

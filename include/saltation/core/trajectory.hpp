@@ -143,10 +143,11 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // when the trajectory has ended.
   SALTATION_HD bool take_bracketed_event() {
     int j = -1;
-    const double s = locate(bracket_, j);
+    double s = locate(bracket_, j);
     double q_minus[N];
     if constexpr (kAdaptive) {
-      dense_event_state(s, q_minus);
+      s = on_the_step(j, s, bracket_);
+      step_to_event(s, q_minus);
     } else if constexpr (Sens) {
       tan_.up_to_date();
       rk4_tangent_step(m_, q_, mode_, th_, s, q_minus, tan_.Y);
@@ -581,6 +582,12 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     } else {
       rk4_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
     }
+    return guard_with_rate(j, qs, dqs, rate);
+  }
+
+  // Guard j at the state qs and its rate along the path, g_q . dqs: from the model's guard
+  // gradient, else from one pass on Dual<1>.
+  SALTATION_HD double guard_with_rate(int j, const double* qs, const double* dqs, double& rate) const {
     if constexpr (has_guard_gradient<Model>::value) {
       double g_q[N];
       const double g = m_.guard_gradient(j, qs, mode_, th_, g_q);
@@ -749,21 +756,40 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     }
   }
 
-  // The pre-event state at the located step-relative time s, and with Sens the tangent there: the
-  // held step again on dual numbers, its continuous extension at s.
-  SALTATION_HD void dense_event_state(double s, double* q_minus) {
-    const double u = s / this->h_step_;
-    for (int i = 0; i < N; ++i) q_minus[i] = dense_state_entry(i, u);
+  // The time located on the continuous extension moved onto the pair's own step from the state,
+  // as RK4's location follows its discrete path: Newton steps on phi(s) = guard_j(dopri5 step of
+  // s), each kept inside the bracket (else the time stays). The extension is a fourth-order
+  // approximation where the step is fifth-order, and an event that meets its guard slowly turns
+  // the difference into a large error in its time.
+  static constexpr int kStepNewtonIterations = 2;
+  SALTATION_HD double on_the_step(int j, double s, const Bracket& br) const {
+    for (int it = 0; it < kStepNewtonIterations; ++it) {
+      double qs[N], dqs[N], rate = 0.0;
+      dopri5_step_with_rate(m_, q_, mode_, th_, s, qs, dqs);
+      const double g = guard_with_rate(j, qs, dqs, rate);
+      const double next = s - g / rate;
+      if (!(next > br.a && next <= br.b)) break;
+      s = next;
+    }
+    return s;
+  }
+
+  // The pre-event state: the pair's step of s from the state, and with Sens the tangent with it.
+  SALTATION_HD void step_to_event(double s, double* q_minus) {
     if constexpr (Sens) {
       Dopri5Step<N, TangentScalar> st;
       TangentScalar q0[N];
       tangent_start(q0, st);
-      dopri5_step(m_, q0, mode_, FlowSeededParams<Model, Th, N>{th_}, this->h_step_, st);
+      dopri5_step(m_, q0, mode_, FlowSeededParams<Model, Th, N>{th_}, s, st);
       for (int i = 0; i < N; ++i) {
-        const TangentScalar y =
-            dopri5_dense_entry(i, u, this->h_step_, q0[i], st, [](const TangentScalar& x) { return x; });
-        for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = y.d[c];
+        q_minus[i] = st.q1[i].v;
+        for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = st.q1[i].d[c];
       }
+    } else {
+      Dopri5Step<N, double> st;
+      for (int i = 0; i < N; ++i) st.k[0][i] = this->dense_.k[0][i];  // the held step's: the flow at q_
+      dopri5_step(m_, q_, mode_, th_, s, st);
+      for (int i = 0; i < N; ++i) q_minus[i] = st.q1[i];
     }
   }
 
