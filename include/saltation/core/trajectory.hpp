@@ -104,10 +104,19 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     return finish_at_t_final();
   }
 
-  // One step of dt (or the remainder to t_final): Stepped, Bracketed (a crossing in it, held for
-  // take_bracketed_event()) or Ended (non-finite state, or t_final reached).
+  // One step: Stepped, Bracketed (a crossing in it, held for take_bracketed_event()) or Ended
+  // (non-finite state, or t_final reached).
   SALTATION_HD StepOutcome step() {
-    if constexpr (kAdaptive) return adaptive_step();
+    if constexpr (kAdaptive) {
+      return adaptive_step();
+    } else {
+      return fixed_step();
+    }
+  }
+
+ private:
+  // One RK4 step of dt, or the remainder to t_final.
+  SALTATION_HD StepOutcome fixed_step() {
     const bool last = last_step_from(t_);
     const double h = step_length_from(t_);
     StepEnd end;
@@ -139,6 +148,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
   }
 
+ public:
   // The event path for the held bracket: localise, step to the event, take it. Returns true
   // when the trajectory has ended.
   SALTATION_HD bool take_bracketed_event() {
