@@ -140,6 +140,30 @@ TEST(Study, SummaryBitwiseEqualForChunkSizesThreadsAndShards) {
   EXPECT_EQ(sweep::summary_json(sweep::merge_results(shards)).dump(), reference);
 }
 
+TEST(Study, AdaptiveStepsAgainstClosedFormsWithTheSameBitsPerChunk) {
+  // options.method dopri5 through a study: the mean of t2 and its gradient as with RK4, and the
+  // summary's bits independent of the chunking and the threads.
+  json study = ball_study(3000, false, false);
+  study["options"]["method"] = "dopri5";
+  study["options"]["rtol"] = 1e-10;
+  study["options"]["atol"] = 1e-10;
+  const std::uint64_t block = 1024;
+  const json s = sweep::summary_json(run(study, {}, block));
+  const json& t2 = s.at("objectives").at("t2");
+  const double c = std::sqrt(2.0 / g);
+  EXPECT_NEAR(t2.at("mean").get<double>(), c * mean_sqrt_h0 * 2.6, 4 * t2.at("std_error").get<double>());
+  const json& grad = t2.at("gradient").at("e");
+  EXPECT_NEAR(grad.at("mean").get<double>(), 2 * c * mean_sqrt_h0, 4 * grad.at("std_error").get<double>());
+  for (std::uint64_t budget : {std::uint64_t(20000), std::uint64_t(5000000)}) {
+    sweep::StudyRun r;
+    r.memory_budget = budget;
+    EXPECT_EQ(sweep::summary_json(run(study, r, block)).dump(), s.dump()) << "memory budget " << budget;
+  }
+  json two_threads = study;
+  two_threads["options"]["threads"] = 2;
+  EXPECT_EQ(sweep::summary_json(run(two_threads, {}, block)).dump(), s.dump());
+}
+
 TEST(Study, StoppedRunKeepsItsBlocksAndResumesToTheSameSummary) {
   const json study_json = ball_study(6000, true, false);
   const io::ModelChoice choice = io::parse_model_choice(study_json);
