@@ -53,6 +53,11 @@ class InputSchema(BaseModel):
     gravity: FiniteFloat = Field(default=9.81, description="gravitational acceleration g")
     t_final: FiniteFloat = Field(default=3.0, description="integrate over [0, t_final]")
     dt: FiniteFloat = Field(default=1e-3, description="fixed RK4 step")
+    method: Literal["rk4", "dopri5"] = Field(
+        default="rk4", description="rk4 (fixed steps of dt) or dopri5 (adaptive steps to rtol and atol; CPU backend)"
+    )
+    rtol: FiniteFloat = Field(default=1e-6, description="dopri5: relative tolerance of each step's local error")
+    atol: FiniteFloat = Field(default=1e-9, description="dopri5: absolute tolerance of each step's local error")
     event_capacity: int = Field(
         default=4, ge=1, description="impacts recorded (C); the next one ends the trajectory with status 1"
     )
@@ -96,7 +101,8 @@ class OutputSchema(BaseModel):
         description="(x, y) of each impact (the pre-impact state), (n, C, 2); NaN past n_impacts"
     )
     status: Array[(None,), Int32] = Field(
-        description="0 ran to t_final, 1 event capacity reached, 2 settled, 3 non-finite, 5 Zeno"
+        description="0 ran to t_final, 1 event capacity reached, 2 settled, 3 non-finite, 5 Zeno, "
+        "9 step size underflow, 10 step limit (dopri5)"
     )
     n_impacts: Array[(None,), Int32] = Field(description="impacts recorded")
     t_end: Array[(None,), Float64] = Field(description="time at which each trajectory ended")
@@ -209,6 +215,9 @@ def _solve(inputs: InputSchema, sensitivities: bool) -> saltation.Result:
             sensitivities=sensitivities,
             t_final=inputs.t_final,
             dt=inputs.dt,
+            method=inputs.method,
+            rtol=inputs.rtol,
+            atol=inputs.atol,
             event_capacity=inputs.event_capacity,
             v_stop=inputs.v_stop,
             probes=inputs.probes,

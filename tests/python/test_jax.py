@@ -37,8 +37,11 @@ def test_outputs_under_jit_equal_the_solve(terrain, rows):
     np.testing.assert_array_equal(single["qf"], r.qf[0])
 
 
-def test_jacobians_are_the_sensitivity_arrays(terrain, rows):
+@pytest.mark.parametrize("stepping", [{}, {"method": "dopri5", "rtol": 1e-10, "atol": 1e-10, "backend": "cpu"}],
+                         ids=["rk4", "dopri5"])
+def test_jacobians_are_the_sensitivity_arrays(terrain, rows, stepping):
     model, config, options, _ = terrain
+    options = {**options, **stepping}
     f = sj.solver(model, config, **options)
     r = saltation.solve(model, rows[0], config=config, sensitivities=True, **options)
     k = int(r.n_events[0])

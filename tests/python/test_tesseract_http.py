@@ -90,6 +90,19 @@ def test_apply_is_the_library_solve(url):
     np.testing.assert_array_equal(out["t_end"], r.t_end)
 
 
+def test_apply_with_adaptive_steps_is_the_library_solve(url):
+    body = inputs(method="dopri5", rtol=1e-10, atol=1e-10, backend="cpu")
+    out = apply_outputs(url, body)
+    x = body["inputs"]
+    r = saltation.solve("terrain_ball", theta_rows(x), config={"bumps": 3, "x0": x["x0"], "y0": x["y0"]},
+                        backend="cpu", t_final=x["t_final"], event_capacity=x["event_capacity"], method="dopri5",
+                        rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(out["impact_times"], r.event_times)
+    np.testing.assert_array_equal(out["qf"], r.qf)
+    # The same impacts as RK4's to the tolerances' order.
+    np.testing.assert_allclose(out["impact_times"], apply_outputs(url, PAYLOAD)["impact_times"], atol=1e-8)
+
+
 def test_base64_round_trip_matches_json(url):
     x = PAYLOAD["inputs"]
     body = inputs(launch_velocity=encode_base64(x["launch_velocity"]), bump_widths=encode_base64(x["bump_widths"]))
@@ -231,6 +244,8 @@ BAD_INPUTS = [
     ({"dt": 0.0}, ["inputs", "dt"], "dt"),
     ({"t_final": 1e9}, ["inputs", "dt"], "max_steps"),
     ({"event_capacity": 0}, ["inputs", "event_capacity"], "greater than or equal to 1"),
+    ({"method": "tsit5"}, ["inputs", "method"], ""),
+    ({"method": "dopri5", "rtol": 0.0, "backend": "cpu"}, ["inputs", "rtol"], "rtol"),
     ({"backend": "gpu"}, ["inputs", "backend"], ""),
     ({"gravity": "fast"}, ["inputs", "gravity"], ""),
 ]
