@@ -198,6 +198,43 @@ TEST(Adaptive, ErrorControlOnTheSensitivitiesTightensThem) {
   EXPECT_LT(with_tangent, state_only);
 }
 
+TEST(Adaptive, DtMaxBoundsTheStepsWhereTheGuardHasFeaturesOfItsOwn) {
+  // Flat flight (no gravity, no drag) at y = 0.5 over one bump of height 0.5 + 1e-4: the flow is
+  // exact in any step, so without dt_max one step spans the horizon and its probes miss the dip;
+  // with dt_max = dt the events are RK4's at dt (the same probes), their times alike.
+  TerrainBall<1> m;
+  m.y0 = 0.5;
+  m.gravity = 0.0;
+  const int placements = 32;
+  const double dt = 1e-2;
+  Batch batch(placements, TerrainBall<1>::P);
+  for (int i = 0; i < placements; ++i) {
+    const double row[] = {1.0, 0.0, 0.0, 0.5, 0.0, 0.5 + 1e-4, 0.5 + dt * i / placements, 0.1};
+    for (int p = 0; p < TerrainBall<1>::P; ++p) batch.at(i, p) = row[p];
+  }
+  Options rk4;
+  rk4.t_final = 1.0;
+  rk4.dt = dt;
+  rk4.event_capacity = 1;
+  const Result fixed = solve(m, batch, rk4, Backend::Cpu);
+  Options o = adaptive_options(1.0, 1e-8, 1e-8, 1);
+  const auto events = [&](const Result& r) {
+    int count = 0;
+    for (std::size_t i = 0; i < r.n; ++i) count += r.n_events[i];
+    return count;
+  };
+  const Result unbounded = solve(m, batch, o, Backend::Cpu);
+  o.dt_max = dt;
+  const Result bounded = solve(m, batch, o, Backend::Cpu);
+  EXPECT_GT(events(fixed), 0);
+  EXPECT_EQ(events(unbounded), 0);
+  ASSERT_EQ(events(bounded), events(fixed));
+  for (std::size_t i = 0; i < batch.n; ++i)
+    if (fixed.n_events[i] > 0) {
+      EXPECT_NEAR(bounded.event_time(i, 0), fixed.event_time(i, 0), 1e-9) << "row " << i;
+    }
+}
+
 TEST(Adaptive, ForwardAndSensitivityRunsShareTheirStates) {
   std::mt19937_64 rng(7);
   TerrainBall<3> m;

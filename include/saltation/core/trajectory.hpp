@@ -703,7 +703,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       }
       for (int k = 0; k < N; ++k) q_[k] = this->dense_.q1[k];
       for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
-      if (!last) this->h_next_ = dopri5_next_step(h, err, this->err_prev_);
+      if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, err, this->err_prev_), dt_max());
       this->err_prev_ = ::fmax(err, dopri5::kErrFloor);
       if (last) {
         t_ = o_.t_final;
