@@ -40,7 +40,7 @@ extern "C" int saltation_solve_json(const char* request_json, char** result_json
     const AnyModel model = configure_model(io::parse_model_choice(request));
     const io::SolveRequest req = io::parse_solve_request(request, model.info());
     const Options options = normalize_options(req.options);
-    const Backend used = model.backend_for(req.backend);
+    const Backend used = model.backend_for(req.backend, options);
     const nlohmann::json provenance = io::provenance(model.info(), options, used);
     io::refuse_large_text_output(io::result_shape(model.info(), options, provenance), req.batch.n, "result_json",
                                  "the result JSON",

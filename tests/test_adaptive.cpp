@@ -282,6 +282,10 @@ TEST(Adaptive, OptionsNameTheMethodAndItsTolerances) {
   bad.dt_min = 1e-2;
   bad.dt_max = 1e-3;
   EXPECT_THROW(normalize_options(bad), InvalidInput);
+  // Backend auto runs dopri5 on the CPU (the CUDA backend runs RK4 only); a named backend stays.
+  EXPECT_EQ(backend_for_method(Backend::Auto, adaptive_options(1.0, 1e-6, 1e-9, 4)), Backend::Cpu);
+  EXPECT_EQ(backend_for_method(Backend::Cuda, adaptive_options(1.0, 1e-6, 1e-9, 4)), Backend::Cuda);
+  EXPECT_EQ(backend_for_method(Backend::Auto, Options{}), Backend::Auto);
   // dt is RK4's step: with dopri5 a dt beyond t_final is not an error.
   Options ok = adaptive_options(1e-4, 1e-6, 1e-9, 4);
   EXPECT_NO_THROW(normalize_options(ok));

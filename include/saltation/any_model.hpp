@@ -55,6 +55,10 @@ class AnyModel {
   // The backend a run asking for `requested` uses (ModelDrivers::backend_for): what results and
   // their provenance name.
   Backend backend_for(Backend requested) const { return drivers_->backend_for(requested); }
+  // The same for a run of `options` (backend_for_method: Auto is the CPU for dopri5).
+  Backend backend_for(Backend requested, const Options& options) const {
+    return backend_for(backend_for_method(requested, options));
+  }
   // ModelDrivers::impact_speeds: trajectory i's events' normal speeds and their derivatives.
   void impact_speeds(const Result& record, std::size_t i, RowParams theta, const std::vector<int>& parameters,
                      double* speed, double* slope) const {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "saltation/core/options.hpp"
+
 namespace saltation {
 
 // Where a batch runs: the one place that chooses a backend and discovers devices, used by the
@@ -35,6 +37,11 @@ bool cuda_device_available();
 bool cuda_compiled();
 // Resolves Auto to Cpu or Cuda; Cuda without a device throws CudaError.
 Backend resolve_backend(Backend b);
+// What a run of `options` asking for `requested` asks for: Auto is the CPU for a step method the
+// CUDA backend does not run (dopri5); anything else as requested.
+inline Backend backend_for_method(Backend requested, const Options& options) {
+  return requested == Backend::Auto && options.method != Method::Rk4 ? Backend::Cpu : requested;
+}
 // The one backend dispatch of the trajectory solver, the disk engine and the sweep: runs on_cpu()
 // or on_cuda() where `b` resolves to, and returns that backend.
 template <class OnCpu, class OnCuda>

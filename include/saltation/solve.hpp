@@ -116,7 +116,7 @@ void run_batch(const Model& model, const Batch& batch, const Options& opts, Back
                       __FILE__, __LINE__);
     }
   };
-  run_on_backend(backend, on_cpu, on_cuda);
+  run_on_backend(backend_for_method(backend, opts), on_cpu, on_cuda);
 }
 
 }  // namespace detail

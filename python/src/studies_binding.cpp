@@ -31,7 +31,7 @@ std::string sweep(const std::string& study_json, const std::string& samples, con
   const AnyModel model = configure_model(io::parse_model_choice(request));
   const sweep::Study study = sweep::parse_study(request, model.info());
   sweep::StudyRun run;
-  run.backend = model.backend_for(parse_backend(backend));
+  run.backend = model.backend_for(parse_backend(backend), study.options);
   run.memory_budget = memory_budget.empty() ? 0 : io::parse_bytes("memory_budget", memory_budget);
   PythonProgress bridge(std::move(progress));
   run.progress = bridge.hook();

@@ -98,7 +98,7 @@ SolveSetup solve_setup(const std::string& model_json, const std::string& config_
   AnyModel model = model_from_json(model_json, config_json);
   const Options options =
       normalize_options(io::options_from_json(io::JsonObject(io::parse_json(options_json), "options")));
-  const Backend used = model.backend_for(parse_backend(backend));
+  const Backend used = model.backend_for(parse_backend(backend), options);
   return {std::move(model), options, used};
 }
 

@@ -106,7 +106,7 @@ void run_solve(const SolveArgs& a) {
       req.options, a.overrides);
   if (!a.backend.empty()) req.backend = parse_backend(a.backend);
   const Options options = normalize_given(req.options, a.given);
-  const Backend used = model.backend_for(req.backend);
+  const Backend used = model.backend_for(req.backend, options);
   const io::ArrayTable shape = io::result_shape(info, options, io::provenance(info, options, used));
   const std::size_t n = req.batch.n;
 

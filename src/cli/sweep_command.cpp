@@ -214,7 +214,7 @@ SweepSetup prepare_sweep(const SweepArgs& a) {
   s.study = sweep::parse_study(s.request, s.model.info());
   if (!threads.is_null()) s.study.options.threads = threads.get<int>();
   if (!a.backend.empty()) s.run.backend = parse_backend(a.backend);
-  s.used = s.model.backend_for(s.run.backend);
+  s.used = s.model.backend_for(s.run.backend, s.study.options);
   s.run.backend = s.used;
   s.run.memory_budget = budget;
   s.run.shard = shard.index;

@@ -878,7 +878,8 @@ Evaluator make_evaluator(const AnyModel& model, const Study& study, const StudyR
                            " has " + std::to_string(info.P));
   if (run.n_shards < 1 || run.shard < 0 || run.shard >= run.n_shards)
     throw InvalidInput("shard", -1, "must be i/N with 0 <= i < N");
-  Evaluator ev{model, study, study.options, model.backend_for(run.backend), sensitivity_parameters(study)};
+  Evaluator ev{model, study, study.options, model.backend_for(run.backend, study.options),
+               sensitivity_parameters(study)};
   ev.n_factors = static_cast<int>(count_factors(study.parameters.data(), static_cast<std::uint32_t>(info.P)));
   ev.options.sensitivities = !ev.design.empty();
   if (study.gradient_check_delta > 0.0)

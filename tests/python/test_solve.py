@@ -54,7 +54,7 @@ def test_every_registered_model_solves_from_python(model):
     assert r.status[0] == 0 and r.n_events[0] > 0 and np.all(np.isfinite(r.dqf_dtheta))
 
 
-# dopri5 runs on the CPU backend only (backend "auto" on a machine with a GPU would refuse it).
+# dopri5 runs on the CPU backend only ("auto" picks it there; named here all the same).
 DOPRI5 = {"method": "dopri5", "rtol": 1e-11, "atol": 1e-11, "backend": "cpu"}
 
 
