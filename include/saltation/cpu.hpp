@@ -53,14 +53,14 @@ void solve(const Model& model, const double* theta, std::size_t n, const Options
       if (interrupt_requested()) continue;
       for (int p = 0; p < P; ++p) row[p] = theta[static_cast<std::size_t>(p) * n + i];
       const RowParams th{row.data(), 1};
-      const auto row = static_cast<std::size_t>(i);
+      const auto at = static_cast<std::size_t>(i);
       if (options.method == Method::Dopri5) {
-        if (options.sensitivities) core::integrate_one<true, Output, Method::Dopri5>(model, options, th, row, out);
-        else core::integrate_one<false, Output, Method::Dopri5>(model, options, th, row, out);
+        if (options.sensitivities) core::integrate_one<true, Output, Method::Dopri5>(model, options, th, at, out);
+        else core::integrate_one<false, Output, Method::Dopri5>(model, options, th, at, out);
       } else if (options.sensitivities) {
-        core::integrate_one<true, Output>(model, options, th, row, out);
+        core::integrate_one<true, Output>(model, options, th, at, out);
       } else {
-        core::integrate_one<false, Output>(model, options, th, row, out);
+        core::integrate_one<false, Output>(model, options, th, at, out);
       }
       counter.one_done();
     }

@@ -87,10 +87,10 @@ SALTATION_HD void dopri5_step_with_rate(const Model& m, const double* q, int mod
   }
 }
 
-// The step's error relative to the tolerances, the root mean square over the state of
+// The step's error relative to the tolerances: the sum over the state of the squares of
 // err_i / (atol + rtol max(|q0_i|, |q1_i|)), with `part` picking what of each entry is weighed
-// (value_of: the state; a dual slot: one tangent column): at most 1 accepts the step. Not finite
-// when the step is not. dopri5_error_sum gives the sum of squares, to be pooled with others'.
+// (value_of: the state; a dual slot: one tangent column). The step is accepted when the root mean
+// square over every part weighed is at most 1 (Trajectory::step_error). Not finite when the step is not.
 template <int N, class S, class Part>
 SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol,
                                      Part part) {
@@ -103,10 +103,6 @@ SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, do
     sum += (err / scale) * (err / scale);
   }
   return sum;
-}
-template <int N, class S>
-SALTATION_HD double dopri5_error(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol) {
-  return ::sqrt(dopri5_error_sum(q0, st, h, rtol, atol, [](const S& x) { return value_of(x); }) / N);
 }
 
 // The next step after an accepted one of h with error err (err_prev: the last accepted step's).

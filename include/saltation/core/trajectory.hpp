@@ -718,15 +718,16 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // of every entry of the segment tangent too.
   template <class S>
   SALTATION_HD double step_error(const S* q0, const Dopri5Step<N, S>& st, double h) const {
+    double sum = dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [](const S& x) { return value_of(x); });
+    int entries = N;
     if constexpr (Sens) {
       if (o_.error_on_sensitivities) {
-        double sum = dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [](const S& x) { return value_of(x); });
         for (int c = 0; c < kWidth; ++c)
           sum += dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [c](const S& x) { return x.d[c]; });
-        return ::sqrt(sum / (N * (kWidth + 1)));
+        entries = N * (kWidth + 1);
       }
     }
-    return dopri5_error(q0, st, h, o_.rtol, o_.atol);
+    return ::sqrt(sum / entries);
   }
 
   // The guards at the probes' interior points of the accepted step's continuous extension and at
