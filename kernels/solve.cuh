@@ -39,16 +39,17 @@ __device__ inline unsigned warp_lanes() {
 // that the warp's lanes localise their events together (docs/warp_events.md). Every lane of the
 // warp stays in the loop, past the batch's end or finished, until all have ended: the votes name
 // the same lanes every time. With `deferral` off, a lane localises in the step that found its
-// crossing, as run() does. `Output` is what each trajectory keeps (docs/architecture.md, "Outputs").
-template <bool Sens, class Output, class Model>
+// crossing, as run() does. `Output` is what each trajectory keeps (docs/architecture.md, "Outputs");
+// `Stepping` how it steps (options.method): with dopri5 each lane keeps its own step size.
+template <bool Sens, Method Stepping, class Output, class Model>
 __global__ void integrate_kernel(Model model, Options options, const double* theta, typename Output::View out,
                                  core::WarpDeferral deferral) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in_batch = i < out.n;
   const unsigned lanes = warp_lanes();
   // A lane past the end reads no parameter: its row pointer only has to be a valid address.
-  core::WarpLane<Model, RowParams, Sens, Output> lane(model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i,
-                                                      out, in_batch);
+  core::WarpLane<Model, RowParams, Sens, Output, Stepping> lane(
+      model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i, out, in_batch);
   while (__any_sync(lanes, !lane.ended())) {
     lane.step_phase();
     const int pending = __popc(__ballot_sync(lanes, lane.pending()));
@@ -60,6 +61,16 @@ __global__ void integrate_kernel(Model model, Options options, const double* the
 
 template <class Output, class Model>
 using Kernel = void (*)(Model, Options, const double*, typename Output::View, core::WarpDeferral);
+
+// The kernel for the options' method, with or without sensitivities.
+template <class Output, class Model>
+Kernel<Output, Model> kernel_for(const Options& options) {
+  if (options.method == Method::Dopri5)
+    return options.sensitivities ? &integrate_kernel<true, Method::Dopri5, Output, Model>
+                                 : &integrate_kernel<false, Method::Dopri5, Output, Model>;
+  return options.sensitivities ? &integrate_kernel<true, Method::Rk4, Output, Model>
+                               : &integrate_kernel<false, Method::Rk4, Output, Model>;
+}
 
 // SALTATION_WARP_DEFER=0 turns event deferral off (each lane localises when it finds its
 // crossing); unset or anything else runs the standard policy. The results are the same either
@@ -324,8 +335,7 @@ template <class Output, class Model, class Host>
 void run(const Model& model, const double* theta, std::size_t n, const Options& options, Host& out,
          const Progress* progress) {
   if (n == 0) return;
-  const Kernel<Output, Model> kernel =
-      options.sensitivities ? &integrate_kernel<true, Output, Model> : &integrate_kernel<false, Output, Model>;
+  const Kernel<Output, Model> kernel = kernel_for<Output, Model>(options);
   const core::WarpDeferral deferral = warp_deferral_from_environment();
   // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
   // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a

@@ -54,10 +54,13 @@ class InputSchema(BaseModel):
     t_final: FiniteFloat = Field(default=3.0, description="integrate over [0, t_final]")
     dt: FiniteFloat = Field(default=1e-3, description="fixed RK4 step")
     method: Literal["rk4", "dopri5"] = Field(
-        default="rk4", description="rk4 (fixed steps of dt) or dopri5 (adaptive steps to rtol and atol; CPU backend)"
+        default="rk4", description="rk4 (fixed steps of dt) or dopri5 (adaptive steps to rtol and atol; auto runs it on the CPU)"
     )
     rtol: FiniteFloat = Field(default=1e-6, description="dopri5: relative tolerance of each step's local error")
-    atol: FiniteFloat = Field(default=1e-9, description="dopri5: absolute tolerance of each step's local error")
+    atol: Union[FiniteFloat, list[FiniteFloat]] = Field(
+        default=1e-9,
+        description="dopri5: absolute tolerance of each step's local error, one number or one per state (x, y, vx, vy)",
+    )
     event_capacity: int = Field(
         default=4, ge=1, description="impacts recorded (C); the next one ends the trajectory with status 1"
     )

@@ -16,6 +16,7 @@
 #include "saltation/options.hpp"
 #include "saltation/solve.hpp"
 #include "terrain_samples.hpp"
+#include "user_models.hpp"
 
 using namespace saltation;
 
@@ -248,6 +249,84 @@ TEST(Adaptive, ForwardAndSensitivityRunsShareTheirStates) {
   for (int k = 0; k < TerrainBall<3>::N; ++k) EXPECT_EQ(forward.qf_of(0, k), sens.qf_of(0, k));
 }
 
+// Two decays at scales 1e8 apart: q0 = exp(-t) from 1, q1 = theta[0] exp(-10 t) from theta[0].
+// One guard, never crossed.
+struct TwoScales : saltation::testing::TestModel {
+  static constexpr int N = 2, P = 1, M = 1;
+  static constexpr const char* name = "two_scales";
+  template <class S, class Th>
+  void initial_state(const Th& th, S* q) const {
+    q[0] = S(1.0);
+    q[1] = S(th[0]);
+  }
+  template <class S, class Th>
+  void flow(const S* q, int, const Th&, S* f) const {
+    f[0] = -q[0];
+    f[1] = -10.0 * q[1];
+  }
+  template <class S, class Th>
+  S guard(int, const S* q, int, const Th&) const {
+    return q[0] + 1.0;
+  }
+  template <class S, class Th>
+  int reset(int, const S* q, int mode, const Th&, S* qp) const {
+    qp[0] = q[0];
+    qp[1] = q[1];
+    return mode;
+  }
+};
+
+TEST(Adaptive, AbsoluteToleranceOnePerState) {
+  // One atol for both states lets the small one go unchecked; one per state holds it to rtol.
+  const TwoScales m;
+  const Batch batch = Batch::from_rows({{1e-8}}, TwoScales::P);
+  const double t_final = 1.0, exact = 1e-8 * std::exp(-10.0 * t_final);
+  Options o = adaptive_options(t_final, 1e-6, 1e-6, 1);
+  const double shared = std::fabs(solve(m, batch, o, Backend::Cpu).qf_of(0, 1) / exact - 1.0);
+  o.atol = atol_from_list({1e-6, 1e-20}, "atol");
+  const double own = std::fabs(solve(m, batch, o, Backend::Cpu).qf_of(0, 1) / exact - 1.0);
+  std::printf("  small state's relative error at rtol 1e-6: %.2e with one atol, %.2e with one per state\n", shared,
+              own);
+  EXPECT_GT(shared, 1e-4);
+  EXPECT_LT(own, 10.0 * o.rtol);
+  // Equal entries are the single atol, bit for bit.
+  TerrainBall<3> terrain;
+  const Batch rows = terrain_rows(5);
+  Options single = adaptive_options(2.0, 1e-8, 1e-7, 16);
+  single.sensitivities = true;
+  Options each = single;
+  each.atol = atol_from_text("1e-7,1e-7,1e-7,1e-7", "--atol");
+  const Result a = solve(terrain, rows, single, Backend::Cpu), b = solve(terrain, rows, each, Backend::Cpu);
+  EXPECT_EQ(a.qf, b.qf);
+  EXPECT_EQ(a.dqf, b.dqf);
+  EXPECT_EQ(a.ev_t, b.ev_t);
+  // A list is one per state of the model, named when it is not.
+  each.atol = atol_from_list({1e-7, 1e-7, 1e-7}, "atol");
+  try {
+    solve(terrain, rows, each, Backend::Cpu);
+    FAIL() << "three tolerances for four states were taken";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.parameter(), "options.atol");
+    EXPECT_NE(std::string(e.what()).find("4 states"), std::string::npos) << e.what();
+  }
+  each.atol = atol_from_list({1e-7, -1.0, 1e-7, 1e-7}, "atol");
+  try {
+    normalize_options(each);
+    FAIL() << "a negative tolerance was taken";
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(e.parameter(), "options.atol[1]");
+  }
+  EXPECT_THROW(atol_from_text("1e-7,,1e-7", "--atol"), InvalidInput);
+  EXPECT_THROW(atol_from_list(std::vector<double>(17, 1e-9), "atol"), InvalidInput);
+  // Requests read and write a number or a list.
+  const Options read = io::options_from_json(
+      io::JsonObject(nlohmann::json::parse(R"({"method": "dopri5", "atol": [1e-9, 1e-6]})"), "options"));
+  EXPECT_EQ(read.atol.states, 2);
+  EXPECT_EQ(read.atol.of(1), 1e-6);
+  EXPECT_EQ(io::options_to_json(read)["atol"], nlohmann::json({1e-9, 1e-6}));
+  EXPECT_EQ(io::options_to_json(Options{})["atol"], 1e-9);
+}
+
 TEST(Adaptive, StepStatuses) {
   Thermostat m;
   const Batch batch = Batch::from_rows({{19.0, 18.0, 12.0, 8.0, 20.0, 22.0}}, Thermostat::P);
@@ -282,7 +361,7 @@ TEST(Adaptive, OptionsNameTheMethodAndItsTolerances) {
   bad.dt_min = 1e-2;
   bad.dt_max = 1e-3;
   EXPECT_THROW(normalize_options(bad), InvalidInput);
-  // Backend auto runs dopri5 on the CPU (the CUDA backend runs RK4 only); a named backend stays.
+  // Backend auto runs dopri5 on the CPU (backend.hpp says why); a named backend stays.
   EXPECT_EQ(backend_for_method(Backend::Auto, adaptive_options(1.0, 1e-6, 1e-9, 4)), Backend::Cpu);
   EXPECT_EQ(backend_for_method(Backend::Cuda, adaptive_options(1.0, 1e-6, 1e-9, 4)), Backend::Cuda);
   EXPECT_EQ(backend_for_method(Backend::Auto, Options{}), Backend::Auto);

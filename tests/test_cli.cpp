@@ -168,6 +168,8 @@ TEST_F(Cli, AdaptiveMethodFromTheFileOrTheCommandLine) {
   fs::remove(out());
   expect_rejected(replace(request, "\"dopri5\"", "\"tsit5\""), "options.method");
   expect_rejected(replace(request, "\"rtol\": 1e-12", "\"rtol\": 0"), "options.rtol");
+  // atol is one number or one per state: the thermostat has one state.
+  expect_rejected(replace(request, "\"atol\": 1e-12", "\"atol\": [1e-12, 1e-9]"), "options.atol", "has 1 state");
 }
 
 TEST_F(Cli, RejectsUnknownModel) { expect_rejected(replace(kBall, "bouncing_ball", "bouncing_cube"), "model"); }

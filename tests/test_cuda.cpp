@@ -12,12 +12,25 @@ using namespace saltation;
 
 namespace {
 
-// Runs `check` on the agreement case `wanted`, forward and with sensitivities.
-void compare_case(const std::string& wanted) {
+// dopri5's tolerances in the adaptive comparisons, and the agreement asked of them: the device's
+// pow may round a step size differently from the C library's, and from there the two runs take
+// different steps, each within the tolerance, so their values agree to its order, not to rounding.
+// The steps are bounded by the case's RK4 step (dt_max).
+constexpr double kAdaptiveTolerance = 1e-10, kAdaptiveAgreement = 1e-6;
+
+// Runs `check` on the agreement case `wanted`, forward and with sensitivities, by `method`.
+void compare_case(const std::string& wanted, Method method = Method::Rk4) {
   bool found = false;
   agreement::for_each_case([&](const char* name, const auto& model, const Batch& batch, Options o, double rtol) {
     if (wanted != name) return;
     found = true;
+    if (method == Method::Dopri5) {
+      o.method = method;
+      o.rtol = kAdaptiveTolerance;
+      o.atol = kAdaptiveTolerance;
+      o.dt_max = o.dt;  // probes no farther apart than RK4's: a guard's narrow features found on both
+      rtol = kAdaptiveAgreement;
+    }
     for (bool sens : {false, true}) {
       SCOPED_TRACE(std::string(name) + (sens ? " with sensitivities" : " forward only"));
       o.sensitivities = sens;
@@ -54,6 +67,15 @@ TEST(Cuda, TerrainBallK24AgreesWithCpu) {
 TEST(Cuda, TerrainBallK192AgreesWithCpu) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   compare_case("terrain_ball_K192");
+}
+
+// dopri5 in warp lockstep, each lane with its own steps, against the CPU's scalar driver.
+TEST(Cuda, AdaptiveStepsAgreeWithCpu) {
+  SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
+  for (const char* name : {"bouncing_ball", "thermostat", "terrain_ball_K3", "terrain_ball_K24"}) {
+    SCOPED_TRACE(std::string("dopri5 on ") + name);
+    compare_case(name, Method::Dopri5);
+  }
 }
 
 TEST(Cuda, StatusesAgreeWithCpu) {

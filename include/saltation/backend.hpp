@@ -37,8 +37,8 @@ bool cuda_device_available();
 bool cuda_compiled();
 // Resolves Auto to Cpu or Cuda; Cuda without a device throws CudaError.
 Backend resolve_backend(Backend b);
-// What a run of `options` asking for `requested` asks for: Auto is the CPU for a step method the
-// CUDA backend does not run (dopri5); anything else as requested.
+// What a run of `options` asking for `requested` asks for: Auto is the CPU for dopri5, whose CUDA
+// kernels (backend cuda) have yet to be checked and timed on a device; anything else as requested.
 inline Backend backend_for_method(Backend requested, const Options& options) {
   return requested == Backend::Auto && options.method != Method::Rk4 ? Backend::Cpu : requested;
 }

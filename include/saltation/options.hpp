@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "saltation/core/locate.hpp"
 #include "saltation/core/options.hpp"
@@ -19,10 +21,9 @@ template <class F, class... O>
 void for_each_option(F&& f, O&... o) {
   f("t_final", "integrate over [0, t_final]", o.t_final...);
   f("dt", "fixed RK4 step", o.dt...);
-  f("method", "rk4 (fixed steps of dt) or dopri5 (adaptive Dormand-Prince 5(4) steps to rtol and atol; CPU)",
-    o.method...);
+  f("method", "rk4 (fixed steps of dt) or dopri5 (adaptive Dormand-Prince 5(4) steps to rtol and atol)", o.method...);
   f("rtol", "dopri5: relative tolerance of each step's local error", o.rtol...);
-  f("atol", "dopri5: absolute tolerance of each step's local error", o.atol...);
+  f("atol", "dopri5: absolute tolerance of each step's local error, one number or one per state", o.atol...);
   f("dt_min", "dopri5: a smaller step ends the trajectory with status step_size_underflow (0: 1e-12 t_final)",
     o.dt_min...);
   f("dt_max", "dopri5: the largest step (0: t_final)", o.dt_max...);
@@ -54,6 +55,41 @@ inline Method method_from_name(const std::string& name, const std::string& where
   throw InvalidInput(where, -1, "\"" + name + "\" is not a method: rk4 or dopri5");
 }
 
+// options.atol from a list of numbers: one is every state's, more are one per state (checked
+// against the model's states when it runs, checked_options). `where` names the key or flag.
+inline AbsoluteTolerance atol_from_list(const std::vector<double>& values, const std::string& where) {
+  if (values.empty() || values.size() > static_cast<std::size_t>(AbsoluteTolerance::kMaxStates))
+    throw InvalidInput(where, -1,
+                       "must be one number or a list of 1 to " + std::to_string(AbsoluteTolerance::kMaxStates) +
+                           " (one per state), not " + std::to_string(values.size()));
+  AbsoluteTolerance atol(values[0]);
+  if (values.size() > 1) {
+    atol.states = static_cast<int>(values.size());
+    std::copy(values.begin(), values.end(), atol.value);
+  }
+  return atol;
+}
+// The same from a flag's text: "1e-9", or one per state, "1e-9,1e-6,1e-9".
+inline AbsoluteTolerance atol_from_text(const std::string& text, const std::string& where) {
+  std::vector<double> values;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size())
+      throw InvalidInput(where, -1, "\"" + text + "\" is not a number or a comma-separated list of numbers");
+    values.push_back(value);
+    start = comma + 1;
+  }
+  return atol_from_list(values, where);
+}
+// The entries in force: one, or one per state.
+inline std::vector<double> atol_entries(const AbsoluteTolerance& atol) {
+  return std::vector<double>(atol.value, atol.value + std::max(1, atol.states));
+}
+
 // The most CPU threads a run may ask for: 4x the hardware threads. More is a typo, and OpenMP
 // crashes trying to start 10^5 of them.
 inline int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
@@ -83,7 +119,15 @@ inline Options normalize_options(const Options& in) {
   if (o.method != Method::Rk4 && o.method != Method::Dopri5)
     throw InvalidInput("options.method", -1, "must be rk4 or dopri5");
   if (!positive(o.rtol) || o.rtol >= 1.0) throw InvalidInput("options.rtol", -1, "must be finite, > 0 and < 1");
-  if (!(std::isfinite(o.atol) && o.atol >= 0.0)) throw InvalidInput("options.atol", -1, "must be finite and >= 0");
+  if (o.atol.states < 0 || o.atol.states > AbsoluteTolerance::kMaxStates)
+    throw InvalidInput("options.atol", -1,
+                       "holds " + std::to_string(o.atol.states) + " states, outside [0, " +
+                           std::to_string(AbsoluteTolerance::kMaxStates) + "]");
+  const std::vector<double> atol = atol_entries(o.atol);
+  for (std::size_t i = 0; i < atol.size(); ++i)
+    if (!(std::isfinite(atol[i]) && atol[i] >= 0.0))
+      throw InvalidInput(o.atol.states ? "options.atol[" + std::to_string(i) + "]" : std::string("options.atol"), -1,
+                         "must be finite and >= 0");
   if (!(std::isfinite(o.dt_min) && o.dt_min >= 0.0))
     throw InvalidInput("options.dt_min", -1, "must be finite and >= 0 (0: 1e-12 t_final)");
   if (!(std::isfinite(o.dt_max) && o.dt_max >= 0.0))

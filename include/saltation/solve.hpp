@@ -68,6 +68,10 @@ template <class Model>
 Options checked_options(const Model& model, const Batch& batch, const Options& options) {
   model.validate_config();
   const Options opts = normalize_options(options);
+  if (opts.atol.states != 0 && opts.atol.states != Model::N)
+    throw InvalidInput("options.atol", -1,
+                       "lists " + std::to_string(opts.atol.states) + " tolerances, one per state, but " + Model::name +
+                           " has " + std::to_string(Model::N) + (Model::N == 1 ? " state" : " states"));
   if (batch.P != Model::P || !opts.mark_invalid_rows) validate_batch(model, batch, opts.threads);
   return opts;
 }
@@ -103,9 +107,6 @@ void run_batch(const Model& model, const Batch& batch, const Options& opts, Back
     cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report);
   };
   const auto on_cuda = [&] {
-    if (opts.method != Method::Rk4)
-      throw InvalidInput("options.method", -1,
-                         std::string(method_name(opts.method)) + " runs on the CPU backend only: choose backend cpu");
     if constexpr (has_cuda_driver<Model>::value) {
       cuda_driver(model);
     } else {

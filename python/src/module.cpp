@@ -94,6 +94,8 @@ nb::list options() {
       [&](const char* name, const char* meaning, const auto& member) {
         if constexpr (std::is_same_v<std::decay_t<decltype(member)>, Method>)
           all.append(nb::make_tuple(name, meaning, method_name(member)));
+        else if constexpr (std::is_same_v<std::decay_t<decltype(member)>, AbsoluteTolerance>)
+          all.append(nb::make_tuple(name, meaning, member.value[0]));
         else all.append(nb::make_tuple(name, meaning, member));
       },
       defaults);

@@ -220,6 +220,13 @@ void add_solve_command(CLI::App& app) {
                 member = method_from_name(v, "--" + key), args->given[key] = true;
               },
               help);
+        else if constexpr (std::is_same_v<std::decay_t<decltype(member)>, AbsoluteTolerance>)
+          cmd->add_option_function<std::string>(
+              flag,
+              [args, key, &member](const std::string& v) {
+                member = atol_from_text(v, "--" + key), args->given[key] = true;
+              },
+              help + " (one per state: comma-separated)");
         else
           cmd->add_option_function<std::decay_t<decltype(member)>>(
               flag, [args, key, &member](const auto& v) { member = v, args->given[key] = true; }, help);

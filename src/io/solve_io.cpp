@@ -61,7 +61,11 @@ Options options_from_json(const JsonObject& j, Options o) {
         else if constexpr (std::is_same_v<T, long long>) member = j.integer64(name, member);
         else if constexpr (std::is_same_v<T, Method>)
           member = method_from_name(j.string(name, method_name(member)), std::string("options.") + name);
-        else member = j.number(name, member);
+        else if constexpr (std::is_same_v<T, AbsoluteTolerance>) {
+          if (!j.has(name)) return;
+          member = j.raw(name).is_array() ? atol_from_list(j.numbers(name), j.path(name))
+                                          : AbsoluteTolerance(j.number(name));
+        } else member = j.number(name, member);
       },
       o);
   j.reject_unknown("options (see docs/schema.md)");
@@ -72,8 +76,12 @@ json options_to_json(const Options& options) {
   json out = json::object();
   for_each_option(
       [&](const char* name, const char*, const auto& member) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(member)>, Method>) out[name] = method_name(member);
-        else out[name] = member;
+        using T = std::decay_t<decltype(member)>;
+        if constexpr (std::is_same_v<T, Method>) out[name] = method_name(member);
+        else if constexpr (std::is_same_v<T, AbsoluteTolerance>) {
+          if (member.states == 0) out[name] = member.value[0];
+          else out[name] = atol_entries(member);
+        } else out[name] = member;
       },
       options);
   return out;

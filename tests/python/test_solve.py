@@ -54,7 +54,7 @@ def test_every_registered_model_solves_from_python(model):
     assert r.status[0] == 0 and r.n_events[0] > 0 and np.all(np.isfinite(r.dqf_dtheta))
 
 
-# dopri5 runs on the CPU backend only ("auto" picks it there; named here all the same).
+# "auto" runs dopri5 on the CPU backend (named here all the same).
 DOPRI5 = {"method": "dopri5", "rtol": 1e-11, "atol": 1e-11, "backend": "cpu"}
 
 
@@ -75,6 +75,17 @@ def test_bouncing_ball_event_times_and_derivatives_match_the_closed_form(steppin
         np.testing.assert_allclose(r.events_dt_dtheta[i, :k, 0], dt_dh0, rtol=1e-7)
         np.testing.assert_allclose(r.events_dt_dtheta[i, :k, 2], dt_de, rtol=1e-7, atol=1e-12)
         np.testing.assert_allclose(r.event_states[i, :k, 0], 0.0, atol=1e-9)  # on the ground at impact
+
+
+def test_absolute_tolerance_one_per_state():
+    rows = np.array([[1.0, 0.0, 0.8]])
+    per_state = saltation.solve("bouncing_ball", rows, t_final=1.0, **{**DOPRI5, "atol": [1e-11, 1e-11]})
+    single = saltation.solve("bouncing_ball", rows, t_final=1.0, **DOPRI5)
+    np.testing.assert_array_equal(per_state.qf, single.qf)  # equal entries are the one number
+    assert per_state.provenance["options"]["atol"] == [1e-11, 1e-11]
+    with pytest.raises(saltation.InvalidInput) as caught:
+        saltation.solve("bouncing_ball", rows, t_final=1.0, **{**DOPRI5, "atol": [1e-11, 1e-11, 1e-11]})
+    assert caught.value.parameter == "options.atol" and "2 states" in str(caught.value)
 
 
 def test_arrays_follow_the_result_table_and_unreached_events_are_nan():

@@ -223,7 +223,8 @@ TEST(UserModelFile, ThermostatSwitchesWhereTheLinearOdeSays) {
   const std::vector<std::vector<double>> rows = thermostat_rows();
   Options adaptive = run_options(10.0, false);
   adaptive.method = Method::Dopri5;
-  adaptive.rtol = adaptive.atol = 1e-12;
+  adaptive.rtol = 1e-12;
+  adaptive.atol = 1e-12;
   for (const Options& o : {run_options(10.0, false), adaptive}) {
     const Result r = load("thermostat").solve(Batch::from_rows(rows, 6), o, Backend::Cpu);
     for (std::size_t i = 0; i < rows.size(); ++i) {

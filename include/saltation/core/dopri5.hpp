@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "saltation/config.hpp"
+#include "saltation/core/options.hpp"
 #include "saltation/core/params.hpp"
 #include "saltation/dual.hpp"
 #include "saltation/numeric.hpp"
@@ -88,18 +89,18 @@ SALTATION_HD void dopri5_step_with_rate(const Model& m, const double* q, int mod
 }
 
 // The step's error relative to the tolerances: the sum over the state of the squares of
-// err_i / (atol + rtol max(|q0_i|, |q1_i|)), with `part` picking what of each entry is weighed
+// err_i / (atol_i + rtol max(|q0_i|, |q1_i|)), with `part` picking what of each entry is weighed
 // (value_of: the state; a dual slot: one tangent column). The step is accepted when the root mean
 // square over every part weighed is at most 1 (Trajectory::step_error). Not finite when the step is not.
 template <int N, class S, class Part>
-SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol, double atol,
-                                     Part part) {
+SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol,
+                                     const AbsoluteTolerance& atol, Part part) {
   using namespace dopri5;
   double sum = 0.0;
   for (int i = 0; i < N; ++i) {
     const auto k = [&](int stage) { return part(st.k[stage][i]); };
     const double err = h * (e1 * k(0) + e3 * k(2) + e4 * k(3) + e5 * k(4) + e6 * k(5) + e7 * k(6));
-    const double scale = atol + rtol * ::fmax(::fabs(part(q0[i])), ::fabs(part(st.q1[i])));
+    const double scale = atol.of(i) + rtol * ::fmax(::fabs(part(q0[i])), ::fabs(part(st.q1[i])));
     sum += (err / scale) * (err / scale);
   }
   return sum;
@@ -138,11 +139,11 @@ SALTATION_HD auto dopri5_dense_entry(int i, U u, double h, const Q& q0_i, const 
 // then one explicit Euler step to estimate the second derivative), at most dt_max.
 template <class Model, class Th>
 SALTATION_HD double dopri5_initial_step(const Model& m, const double* q0, const double* f0, int mode, const Th& th,
-                                        double rtol, double atol, double dt_max) {
+                                        double rtol, const AbsoluteTolerance& atol, double dt_max) {
   constexpr int N = Model::N;
   double dq = 0.0, df = 0.0;
   for (int i = 0; i < N; ++i) {
-    const double scale = atol + rtol * ::fabs(q0[i]);
+    const double scale = atol.of(i) + rtol * ::fabs(q0[i]);
     dq += (q0[i] / scale) * (q0[i] / scale);
     df += (f0[i] / scale) * (f0[i] / scale);
   }
@@ -155,7 +156,7 @@ SALTATION_HD double dopri5_initial_step(const Model& m, const double* q0, const 
   m.flow(q1, mode, th, f1);
   double d2 = 0.0;
   for (int i = 0; i < N; ++i) {
-    const double scale = atol + rtol * ::fabs(q0[i]);
+    const double scale = atol.of(i) + rtol * ::fabs(q0[i]);
     d2 += ((f1[i] - f0[i]) / scale) * ((f1[i] - f0[i]) / scale);
   }
   d2 = ::sqrt(d2 / N) / h0;

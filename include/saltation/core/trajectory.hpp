@@ -12,7 +12,7 @@
 // With Sens the segment tangent rides along each step (tangents.hpp) and each event applies the
 // saltation jump (jump.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
 // driver runs the same calls in warp lockstep (warp.hpp).
-// With Stepping dopri5 (options.method; the CPU's scalar driver only) step() takes adaptive steps
+// With Stepping dopri5 (options.method; not in the CPU's SIMD lanes) step() takes adaptive steps
 // instead (adaptive_step): the guards probed on each step's continuous extension, the event
 // located on it.
 #include <cstddef>
@@ -38,7 +38,7 @@ namespace saltation::core {
 // What adaptive steps keep between calls (options.method dopri5): the last step tried (held with
 // a bracket until take_bracketed_event), its size, the next step's size (0: not chosen yet), the
 // last accepted step's error and the steps tried so far. RK4 keeps nothing, and as an empty base
-// this takes no room in its trajectories (nor in the CUDA kernels, which run RK4 only).
+// this takes no room in its trajectories.
 template <Method Stepping, int N>
 struct AdaptiveState {};
 template <int N>

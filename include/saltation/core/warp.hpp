@@ -35,7 +35,7 @@ struct WarpDeferral {
 // (WarpDeferral::localise_now over the lanes' pending(), stepping() and expired()), then
 // localise_phase() with its answer. kernels/solve.cuh votes with __ballot_sync;
 // tests/test_warp_policy.cpp runs the same phases over a CPU "warp".
-template <class Model, class Th, bool Sens, class Output = FullRecord>
+template <class Model, class Th, bool Sens, class Output = FullRecord, Method Stepping = Method::Rk4>
 class WarpLane {
  public:
   // A lane past the end of the batch (`in_batch` false) is ended from the start and never
@@ -51,7 +51,7 @@ class WarpLane {
 
   SALTATION_HD void step_phase() {
     if (!stepping()) return;
-    using Outcome = typename Trajectory<Model, Th, Sens, Output>::StepOutcome;
+    using Outcome = typename Trajectory<Model, Th, Sens, Output, Stepping>::StepOutcome;
     const Outcome outcome = tr_.step();
     ended_ = outcome == Outcome::Ended;
     pending_ = outcome == Outcome::Bracketed;
@@ -69,7 +69,7 @@ class WarpLane {
   }
 
  private:
-  Trajectory<Model, Th, Sens, Output> tr_;
+  Trajectory<Model, Th, Sens, Output, Stepping> tr_;
   bool ended_;
   bool pending_ = false;
   int waited_ = 0;  // lockstep steps the held bracket has waited
