@@ -341,6 +341,11 @@ TEST(Adaptive, StepStatuses) {
   EXPECT_EQ(underflow.status[0], static_cast<int>(Status::StepSizeUnderflow));
   EXPECT_LT(underflow.t_end[0], 60.0);
   EXPECT_STREQ(status_name(Status::StepSizeUnderflow), "step_size_underflow");
+  // A step to a state that overflows is never taken, although its error estimate may read 0: the
+  // retries shrink below dt_min, status non_finite.
+  const Result overflow = solve(BouncingBall{}, Batch::from_rows({{1e308, 1e308, 0.8}}, BouncingBall::P),
+                                adaptive_options(2.5, 1e-8, 1e-8, 4), Backend::Cpu);
+  EXPECT_EQ(overflow.status[0], static_cast<int>(Status::NonFinite));
 }
 
 TEST(Adaptive, OptionsNameTheMethodAndItsTolerances) {

@@ -100,17 +100,19 @@ std::vector<Options> probe_option_sets() {
 }
 
 // Every output policy, lanes against the scalar driver, on each target and thread count, forward
-// and with sensitivities (the free steps' tangent in lanes; the observer's derivatives along three
-// parameters); `exercised(full record, options)` checks what the batch went through.
+// and (unless `forward_only`) with sensitivities (the free steps' tangent in lanes; the observer's
+// derivatives along three parameters); `exercised(full record, options)` checks what the batch
+// went through.
 template <class Model, class Exercised>
-void check_lanes(const Model& model, const Batch& batch, const std::vector<Options>& option_list,
-                 Exercised&& exercised) {
+void check_lanes(const Model& model, const Batch& batch, const std::vector<Options>& option_list, Exercised&& exercised,
+                 bool forward_only = false) {
   const std::vector<std::string> targets = lane_targets();
   if (targets.empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
   const std::vector<ObjectiveSpec> objectives = {
       {ObjectiveKind::EventTime, 1}, {ObjectiveKind::FinalState, 0, 0}, {ObjectiveKind::EventCount}};
   for (const Options& options : option_list) {
     for (const bool sens : {false, true}) {
+      if (sens && forward_only) continue;
       for (int threads : {1, 3}) {
         Options o = normalize_options(options);
         o.threads = threads;
@@ -151,7 +153,7 @@ void check_lanes(const Model& model, const Batch& batch, const std::vector<Optio
 
 // How many trajectories of r ended with each status.
 std::vector<int> endings(const Result& r) {
-  std::vector<int> ends(8, 0);
+  std::vector<int> ends(status_count, 0);
   for (std::size_t i = 0; i < r.n; ++i) ++ends[r.status[i]];
   return ends;
 }
@@ -233,7 +235,53 @@ Batch thermostat_batch(std::size_t n) {
   return b;
 }
 
+// dopri5's option sets: the impact sets at two tolerances (steps bounded by dt_max where the
+// terrain has bumps), and one whose steps run out (status step_limit).
+std::vector<Options> adaptive_option_sets(double dt_max) {
+  std::vector<Options> sets;
+  for (double tol : {1e-6, 1e-10})
+    for (Options o : option_sets()) {
+      o.method = Method::Dopri5;
+      o.rtol = tol;
+      o.atol = tol;
+      o.dt_max = dt_max;
+      sets.push_back(o);
+    }
+  Options limited = sets[sets.size() - 2];  // zeno's: room for every event
+  limited.max_steps = 8;
+  sets.push_back(limited);
+  return sets;
+}
+
+// What an adaptive batch goes through: invalid rows, events, rows that blow up (non-finite, or
+// their steps shrinking below dt_min) where `blow_ups`, and with max_steps 8 rows that run out
+// of steps.
+auto adaptive_endings(bool blow_ups) {
+  return [blow_ups](const Result& full, const Options& o) {
+    const std::vector<int> ends = endings(full);
+    EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+    if (o.max_steps == 8) {
+      EXPECT_GT(ends[static_cast<int>(Status::StepLimit)], 0);
+      return;
+    }
+    if (blow_ups) {
+      EXPECT_GT(ends[static_cast<int>(Status::NonFinite)] + ends[static_cast<int>(Status::StepSizeUnderflow)], 0);
+    }
+    int events = 0;
+    for (std::size_t i = 0; i < full.n; ++i) events += full.n_events[i];
+    EXPECT_GT(events, 0);
+  };
+}
+
 }  // namespace
+
+// dopri5, forward: the lanes' trial steps taken together, each lane with its own step size.
+TEST(SimdLanes, AdaptiveStepsBitwise) {
+  check_lanes(TerrainBall<3>{}, mixed_batch<3>(61), adaptive_option_sets(0.01), adaptive_endings(true), true);
+  check_lanes(TerrainBall<24>{}, mixed_batch<24>(29), adaptive_option_sets(0.01), adaptive_endings(true), true);
+  check_lanes(BouncingBall{}, ball_batch(61), adaptive_option_sets(0.0), adaptive_endings(false), true);
+  check_lanes(Thermostat{}, thermostat_batch(43), adaptive_option_sets(0.0), adaptive_endings(true), true);
+}
 
 TEST(SimdLanes, TerrainBallK0Bitwise) { check_terrain<0>(61); }
 TEST(SimdLanes, TerrainBallK3Bitwise) { check_terrain<3>(61); }

@@ -115,6 +115,27 @@ __attribute__((flatten)) void lanes_tangent_step(const Model& m, const double* q
   for (int e = 0; e < NW; ++e) hn::Store(Yv[e].v, Tag(), Y_end + e * kW);
 }
 
+// One Dormand-Prince trial step for all W lanes in `mode`, each of its own size h[l], from q with
+// the flow k0 there (the first stage): the other stages to k as [(stage * N + k) * W + l] (stage
+// 0 left alone) and the end state to q1. core::dopri5_step's operations lane by lane; flattened
+// as lanes_rk4_step.
+template <class Model>
+__attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q, const double* k0, int mode,
+                                                const double* rows, const double* h, double* k, double* q1) {
+  constexpr int N = Model::N;
+  LaneVec qv[N];
+  core::Dopri5Step<N, LaneVec> st;
+  for (int i = 0; i < N; ++i) {
+    qv[i] = LaneVec(hn::Load(Tag(), q + i * kW));
+    st.k[0][i] = LaneVec(hn::Load(Tag(), k0 + i * kW));
+  }
+  core::dopri5_step(m, qv, mode, LaneArray{rows}, LaneVec(hn::Load(Tag(), h)), st);
+  for (int i = 0; i < N; ++i) {
+    for (int stage = 1; stage < 7; ++stage) hn::Store(st.k[stage][i].v, Tag(), k + (stage * N + i) * kW);
+    hn::Store(st.q1[i].v, Tag(), q1 + i * kW);
+  }
+}
+
 // A guard value past its surface in the guard's (non-zero) direction, lane by lane (core::past_surface).
 inline LaneMask lanes_past_surface(int direction, const LaneVec& g) {
   return direction < 0 ? g < LaneVec(0.0) : g > LaneVec(0.0);
@@ -283,10 +304,11 @@ struct has_lane_guard_bound<Model, std::void_t<decltype(std::declval<const Model
     : std::true_type {};
 
 // One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
-template <class Output, class Model, bool Sens>
+// Stepping dopri5 (forward only) takes each lane's trial steps together (adaptive_trials).
+template <class Output, class Model, bool Sens, Method Stepping = Method::Rk4>
 class LaneGroup {
  public:
-  using Traj = core::Trajectory<Model, RowParams, Sens, Output>;
+  using Traj = core::Trajectory<Model, RowParams, Sens, Output, Stepping>;
   static constexpr int N = Model::N, P = Model::P, F = Model::F, W = core::tangent_width<Model>();
   // With sensitivities, an affine flow's free steps advance the flow-parameter columns of the
   // tangent from its step matrices (lanes_flow_param_step); any other flow's the whole tangent by
@@ -311,16 +333,77 @@ class LaneGroup {
   // trajectory ends takes the next row (end_and_refill).
   void run() {
     for (int l = 0; l < kW; ++l) refill(l);
-    Flight flight;
-    for (;;) {
-      unsigned moved = 0;  // lanes that took this iteration's step (or started a new row in it)
-      if (flight.flying) moved = fly(flight);
-      moved |= step_grounded(moved);
-      if (!board(flight)) return;
+    if constexpr (Stepping == Method::Dopri5) {
+      while (adaptive_trials()) {
+      }
+    } else {
+      Flight flight;
+      for (;;) {
+        unsigned moved = 0;  // lanes that took this iteration's step (or started a new row in it)
+        if (flight.flying) moved = fly(flight);
+        moved |= step_grounded(moved);
+        if (!board(flight)) return;
+      }
     }
   }
 
  private:
+  // dopri5: one trial step of every lane whose trajectory is in the mode of the first, together
+  // (lanes_dopri5_step, each lane with its own size); each lane's trajectory then judges its own
+  // (Trajectory::adaptive_trial_taken: accepted or not, the next size, a crossing on the dense
+  // output) and takes an event it holds. A lane in another mode steps alone. Returns false when
+  // every lane is empty.
+  bool adaptive_trials() {
+    static_assert(!Sens, "dopri5 with sensitivities runs in the scalar driver");
+    HWY_ALIGN double q[N * kW], k[7 * N * kW], q1[N * kW], h[kW];
+    unsigned trying = 0;
+    int mode = -1, first = -1;
+    for (int l = 0; l < kW; ++l) {
+      if (!lane_[l]) continue;
+      if (mode < 0) mode = lane_[l]->mode();
+      if (lane_[l]->mode() != mode) {
+        if (step_alone(*lane_[l])) end_and_refill(l);
+        continue;
+      }
+      if (!lane_[l]->adaptive_trial(h[l])) {  // its steps used up: ended
+        end_and_refill(l);
+        continue;
+      }
+      const double *s = lane_[l]->state(), *f = lane_[l]->first_stage();
+      for (int i = 0; i < N; ++i) {
+        q[i * kW + l] = s[i];
+        k[i * kW + l] = f[i];
+      }
+      trying |= 1u << l;
+      if (first < 0) first = l;
+    }
+    if (mode < 0) return false;
+    if (!trying) return true;
+    for (int l = 0; l < kW; ++l) {  // the others compute the first's step, never read
+      if (trying >> l & 1u) continue;
+      h[l] = h[first];
+      for (int i = 0; i < N; ++i) {
+        q[i * kW + l] = q[i * kW + first];
+        k[i * kW + l] = k[i * kW + first];
+      }
+    }
+    lanes_dopri5_step(m_, q, k, mode, rows_, h, k, q1);
+    for (unsigned b = trying; b; b &= b - 1) {
+      const int l = __builtin_ctz(b);
+      core::Dopri5Step<N, double> st;
+      for (int i = 0; i < N; ++i) {
+        for (int stage = 0; stage < 7; ++stage) st.k[stage][i] = k[(stage * N + i) * kW + l];
+        st.q1[i] = q1[i * kW + l];
+      }
+      typename Traj::StepOutcome outcome;
+      if (!lane_[l]->adaptive_trial_taken(st, h[l], outcome)) continue;  // rejected: retried shorter
+      if (outcome == Traj::StepOutcome::Ended ||
+          (outcome == Traj::StepOutcome::Bracketed && lane_[l]->take_bracketed_event()))
+        end_and_refill(l);
+    }
+    return true;
+  }
+
   // The flying lanes' states, held here between their free steps: q as [k * W + l], and t with its
   // carry (core::advance_time); with sensitivities also their segment tangents and, for an affine
   // flow, step matrices.
@@ -557,13 +640,13 @@ class LaneGroup {
   typename guard_summary_of<Model, LaneArray>::type summary_{};
 };
 
-template <class Output, class Model, bool Sens>
+template <class Output, class Model, bool Sens, Method Stepping = Method::Rk4>
 void run_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                const typename Output::View& out, const Progress* progress) {
   std::atomic<std::size_t> next{0};
   ProgressCounter counter(progress, n);
 #pragma omp parallel num_threads(cpu::detail::thread_count(options, n))
-  LaneGroup<Output, Model, Sens>(model, options, theta, n, out, next, counter).run();
+  LaneGroup<Output, Model, Sens, Stepping>(model, options, theta, n, out, next, counter).run();
   throw_if_interrupted();
   counter.finish();
 }

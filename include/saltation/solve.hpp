@@ -94,15 +94,12 @@ template <class Output, class Model, class Host, class CudaDriver>
 void run_batch(const Model& model, const Batch& batch, const Options& opts, Backend backend, Host& out,
                const Progress& progress, const char* cuda_entry, CudaDriver&& cuda_driver) {
   if (batch.n == 0) return;
-  // The SIMD lanes take fixed RK4 steps: dopri5 runs one trajectory per thread.
-  const bool lanes = opts.method == Method::Rk4;
   const auto on_cpu = [&] {
     const Progress* report = progress ? &progress : nullptr;
     if constexpr (has_cpu_lanes<Model>::value) {
-      if (lanes && cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
+      if (cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
     } else if constexpr (has_static_cpu_lanes<Model>::value) {
-      if (lanes && cpu::solve_static_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report))
-        return;
+      if (cpu::solve_static_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
     }
     cpu::solve<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report);
   };

@@ -285,7 +285,8 @@ TEST(UserModelFile, HopperSensitivitiesAgreeWithFiniteDifferences) {
 }
 
 // A model file runs its free flight in the CPU's SIMD lanes (compiled into its plugin for this CPU's vector target):
-// records and observations bitwise those of the scalar driver (SALTATION_SIMD=0), forward and with sensitivities,
+// records and observations bitwise those of the scalar driver (SALTATION_SIMD=0), by RK4 and by dopri5 (forward in
+// lanes, with sensitivities in the scalar driver either way), forward and with sensitivities,
 // with probes 0 and 3, over rows that bounce, settle, chatter, overflow and fall outside the domain. The ball and the
 // hopper are affine (their tangents from step matrices); the Duffing oscillator (x^3, cos), the pendulum with drag
 // (sin, abs) and the ball in air (exp, log, sin, atan2) are not (their tangents on dual numbers of lane vectors).
@@ -346,33 +347,43 @@ TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
     const std::string path = *file ? source_path(file) : air.string();
     const AnyModel model = configure_model(io::parse_model_choice({{"model", {{"file", path}}}}, ""));
     const Batch batch = Batch::from_rows(rows, P);
-    for (const int probes : {0, 3})
-      for (const double v_stop : {0.0, 0.3})
-        for (const bool sens : {false, true}) {
-          SCOPED_TRACE(std::string(name) + ", probes " + std::to_string(probes) + ", v_stop " + std::to_string(v_stop) +
-                       ", sensitivities " + std::to_string(sens));
-          Options o = run_options(2.5, sens);
-          o.probes = probes;
-          o.v_stop = v_stop;
-          o.threads = 3;
-          o.event_capacity = v_stop > 0.0 ? 32 : 6;
-          o.mark_invalid_rows = true;
-          const std::vector<int> design = sens ? std::vector<int>{0, P - 1} : std::vector<int>{};
-          auto solve_both = [&](const char* simd) {
-            saltation::testing::SimdChoice choice(simd);
-            return std::pair{model.solve(batch, o, Backend::Cpu),
-                             model.observe(batch, o, objectives, design, Backend::Cpu)};
-          };
-          auto [lanes, lanes_observed] = solve_both("best");
-          auto [scalar, scalar_observed] = solve_both("0");
-          saltation::testing::expect_bitwise(lanes, scalar);
-          saltation::testing::expect_bitwise(lanes_observed, scalar_observed);
-          std::vector<int> ends(8, 0);
-          for (std::size_t i = 0; i < scalar.n; ++i) ++ends[scalar.status[i]];
-          EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
-          EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
-          EXPECT_GT(ends[static_cast<int>(Status::Finished)], 0);
-        }
+    for (const Method method : {Method::Rk4, Method::Dopri5})
+      for (const int probes : {0, 3})
+        for (const double v_stop : {0.0, 0.3})
+          for (const bool sens : {false, true}) {
+            SCOPED_TRACE(std::string(name) + ", " + method_name(method) + ", probes " + std::to_string(probes) +
+                         ", v_stop " + std::to_string(v_stop) + ", sensitivities " + std::to_string(sens));
+            Options o = run_options(2.5, sens);
+            o.method = method;
+            o.rtol = 1e-8;
+            o.atol = 1e-8;
+            o.probes = probes;
+            o.v_stop = v_stop;
+            o.threads = 3;
+            o.event_capacity = v_stop > 0.0 ? 32 : 6;
+            o.mark_invalid_rows = true;
+            const std::vector<int> design = sens ? std::vector<int>{0, P - 1} : std::vector<int>{};
+            auto solve_both = [&](const char* simd) {
+              saltation::testing::SimdChoice choice(simd);
+              return std::pair{model.solve(batch, o, Backend::Cpu),
+                               model.observe(batch, o, objectives, design, Backend::Cpu)};
+            };
+            auto [lanes, lanes_observed] = solve_both("best");
+            auto [scalar, scalar_observed] = solve_both("0");
+            saltation::testing::expect_bitwise(lanes, scalar);
+            saltation::testing::expect_bitwise(lanes_observed, scalar_observed);
+            std::vector<int> ends(status_count, 0);
+            for (std::size_t i = 0; i < scalar.n; ++i) ++ends[scalar.status[i]];
+            EXPECT_GT(ends[static_cast<int>(Status::NonFinite)], 0);
+            EXPECT_GT(ends[static_cast<int>(Status::InvalidInput)], 0);
+            EXPECT_GT(ends[static_cast<int>(Status::Finished)], 0);
+            for (std::size_t i = 0; i < scalar.n; ++i)  // every row that blows up says so
+              if (scalar.status_of(i) == Status::Finished) {
+                for (int k = 0; k < scalar.N; ++k) {
+                  EXPECT_TRUE(std::isfinite(scalar.qf_of(i, k))) << "row " << i;
+                }
+              }
+          }
   }
 }
 

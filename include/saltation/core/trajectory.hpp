@@ -12,7 +12,7 @@
 // With Sens the segment tangent rides along each step (tangents.hpp) and each event applies the
 // saltation jump (jump.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
 // driver runs the same calls in warp lockstep (warp.hpp).
-// With Stepping dopri5 (options.method; not in the CPU's SIMD lanes) step() takes adaptive steps
+// With Stepping dopri5 (options.method) step() takes adaptive steps
 // instead (adaptive_step): the guards probed on each step's continuous extension, the event
 // located on it.
 #include <cstddef>
@@ -222,6 +222,26 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       for (int e = 0; e < N * kWidth; ++e) tan_.Y[e] = Y[e];
     }
     return resume_state(q, t, t_carry);
+  }
+
+  // For a driver that takes several trajectories' adaptive trial steps at once (the CPU's SIMD
+  // lanes, forward dopri5): adaptive_trial() readies the next trial from the state, the flow
+  // there (the step's first stage) in first_stage() and its size in h, and is false when the steps
+  // are used up (the trajectory has ended with status step_limit). The driver takes dopri5_step of
+  // h from state() and hands the step to adaptive_trial_taken(), which goes on as step() would:
+  // false when the trial was rejected (the next one is shorter), else true with step()'s outcome.
+  SALTATION_HD bool adaptive_trial(double& h) {
+    static_assert(kAdaptive && !Sens, "trial steps taken elsewhere are dopri5's, forward");
+    ready_first_stage();
+    return trial_size(this->dense_, h);
+  }
+  SALTATION_HD const double* first_stage() const { return this->dense_.k[0]; }
+  SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, double>& st, double h, StepOutcome& outcome) {
+    for (int i = 0; i < N; ++i) {
+      for (int stage = 1; stage < 7; ++stage) this->dense_.k[stage][i] = st.k[stage][i];
+      this->dense_.q1[i] = st.q1[i];
+    }
+    return trial_taken(q_, this->dense_, h, outcome);
   }
 
  private:
@@ -646,11 +666,15 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       tangent_start(q0, st);
       return adaptive_trials(q0, FlowSeededParams<Model, Th, N>{th_}, st);
     } else {
-      if (!f_left_known_) {
-        m_.flow(q_, mode_, th_, this->dense_.k[0]);
-        f_left_known_ = true;
-      }
+      ready_first_stage();
       return adaptive_trials(q_, th_, this->dense_);
+    }
+  }
+  // Forward, the flow at the state: the next step's first stage.
+  SALTATION_HD void ready_first_stage() {
+    if (!f_left_known_) {
+      m_.flow(q_, mode_, th_, this->dense_.k[0]);
+      f_left_known_ = true;
     }
   }
 
@@ -658,6 +682,20 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // accepted: then probed for a crossing, and taken unless it holds one.
   template <class S, class Params>
   SALTATION_HD StepOutcome adaptive_trials(const S* q0, const Params& params, Dopri5Step<N, S>& st) {
+    for (;;) {
+      double h;
+      if (!trial_size(st, h)) return StepOutcome::Ended;
+      dopri5_step(m_, q0, mode_, params, h, st);
+      StepOutcome outcome;
+      if (trial_taken(q0, st, h, outcome)) return outcome;
+    }
+  }
+
+  // The next trial's size: the controller's, or the remainder to t_final; the first from the
+  // initial-step estimate (st.k[0] holds the flow at the state). False when the steps tried have
+  // reached max_steps: the trajectory has ended, status step_limit.
+  template <class S>
+  SALTATION_HD bool trial_size(const Dopri5Step<N, S>& st, double& h) {
     if (!g_left_known_) {
       guards_at(q_, mode_, g_left_);
       g_left_known_ = true;
@@ -667,51 +705,61 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       for (int i = 0; i < N; ++i) f0[i] = value_of(st.k[0][i]);
       this->h_next_ = dopri5_initial_step(m_, q_, f0, mode_, th_, o_.rtol, o_.atol, dt_max());
     }
-    for (;;) {
-      if (this->steps_ >= o_.max_steps) {
-        finish(Status::StepLimit, t_, q_);
-        return StepOutcome::Ended;
-      }
-      ++this->steps_;
-      const double remaining = o_.t_final - t_;
-      const bool last = remaining <= this->h_next_;
-      const double h = last ? remaining : this->h_next_;
-      dopri5_step(m_, q0, mode_, params, h, st);
-      const double err = step_error(q0, st, h);
-      if (!(err <= 1.0)) {  // rejected: never probed, so it never gives an event
-        this->h_next_ = dopri5_retry_step(h, err);
-        if (this->h_next_ < dt_min()) {
-          finish(is_finite(err) ? Status::StepSizeUnderflow : Status::NonFinite, t_, q_);
-          return StepOutcome::Ended;
-        }
-        continue;
-      }
-      this->h_step_ = h;
-      if constexpr (Sens) {
-        for (int i = 0; i < N; ++i) {
-          for (int stage = 0; stage < 7; ++stage) this->dense_.k[stage][i] = value_of(st.k[stage][i]);
-          this->dense_.q1[i] = value_of(st.q1[i]);
-        }
-      }
-      double g_end[M];
-      if (dense_crossing(h, g_end, bracket_)) return StepOutcome::Bracketed;
-      if constexpr (Sens) {
-        for (int i = 0; i < N; ++i)
-          for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = st.q1[i].d[c];
-      } else {
-        for (int k = 0; k < N; ++k) this->dense_.k[0][k] = this->dense_.k[6][k];  // the next step's first stage
-      }
-      for (int k = 0; k < N; ++k) q_[k] = this->dense_.q1[k];
-      for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
-      if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, err, this->err_prev_), dt_max());
-      this->err_prev_ = ::fmax(err, dopri5::kErrFloor);
-      if (last) {
-        t_ = o_.t_final;
-      } else {
-        advance_time(t_, t_carry_, h);
-      }
-      return finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
+    if (this->steps_ >= o_.max_steps) {
+      finish(Status::StepLimit, t_, q_);
+      return false;
     }
+    ++this->steps_;
+    const double remaining = o_.t_final - t_;
+    h = remaining <= this->h_next_ ? remaining : this->h_next_;
+    return true;
+  }
+
+  // The trial step st of h from q0 judged: false when it is rejected (the next trial's size set),
+  // else true with the outcome, as step()'s: taken, held with a crossing, or ended (a rejected
+  // step's retry below dt_min, or t_final reached).
+  template <class S>
+  SALTATION_HD bool trial_taken(const S* q0, const Dopri5Step<N, S>& st, double h, StepOutcome& outcome) {
+    const bool last = h == o_.t_final - t_;  // trial_size's remainder
+    double err = step_error(q0, st, h);
+    for (int i = 0; i < N; ++i)  // a non-finite end, whose error may read as 0, is never taken
+      if (!is_finite(value_of(st.q1[i]))) err = ::nan("");
+    if (!(err <= 1.0)) {  // rejected: never probed, so it never gives an event
+      this->h_next_ = dopri5_retry_step(h, err);
+      if (!(this->h_next_ < dt_min())) return false;
+      finish(is_finite(err) ? Status::StepSizeUnderflow : Status::NonFinite, t_, q_);
+      outcome = StepOutcome::Ended;
+      return true;
+    }
+    this->h_step_ = h;
+    if constexpr (Sens) {
+      for (int i = 0; i < N; ++i) {
+        for (int stage = 0; stage < 7; ++stage) this->dense_.k[stage][i] = value_of(st.k[stage][i]);
+        this->dense_.q1[i] = value_of(st.q1[i]);
+      }
+    }
+    double g_end[M];
+    if (dense_crossing(h, g_end, bracket_)) {
+      outcome = StepOutcome::Bracketed;
+      return true;
+    }
+    if constexpr (Sens) {
+      for (int i = 0; i < N; ++i)
+        for (int c = 0; c < kWidth; ++c) tan_.Y[i * kWidth + c] = st.q1[i].d[c];
+    } else {
+      for (int k = 0; k < N; ++k) this->dense_.k[0][k] = this->dense_.k[6][k];  // the next step's first stage
+    }
+    for (int k = 0; k < N; ++k) q_[k] = this->dense_.q1[k];
+    for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, err, this->err_prev_), dt_max());
+    this->err_prev_ = ::fmax(err, dopri5::kErrFloor);
+    if (last) {
+      t_ = o_.t_final;
+    } else {
+      advance_time(t_, t_carry_, h);
+    }
+    outcome = finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
+    return true;
   }
 
   // The step's error against the tolerances: of the state, and with options.error_on_sensitivities
