@@ -17,4 +17,12 @@
 #define SALTATION_HOST_INLINE
 #endif
 
+// For a device function that ptxas allocates better called than inlined into the kernel's loop
+// (bench/README.md, "CUDA kernel resources"); the host compiler still decides for itself.
+#if defined(__CUDACC__)
+#define SALTATION_DEVICE_NOINLINE __noinline__
+#else
+#define SALTATION_DEVICE_NOINLINE
+#endif
+
 #define SALTATION_VERSION_STRING "0.1.0"

@@ -233,7 +233,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   SALTATION_HD bool adaptive_trial(double& h) {
     static_assert(kAdaptive && !Sens, "trial steps taken elsewhere are dopri5's, forward");
     ready_first_stage();
-    return trial_size(this->dense_, h);
+    ready_trials(this->dense_);
+    return trial_size(h);
   }
   SALTATION_HD const double* first_stage() const { return this->dense_.k[0]; }
   SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, double>& st, double h, StepOutcome& outcome) {
@@ -682,20 +683,20 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // accepted: then probed for a crossing, and taken unless it holds one.
   template <class S, class Params>
   SALTATION_HD StepOutcome adaptive_trials(const S* q0, const Params& params, Dopri5Step<N, S>& st) {
+    ready_trials(st);
     for (;;) {
       double h;
-      if (!trial_size(st, h)) return StepOutcome::Ended;
+      if (!trial_size(h)) return StepOutcome::Ended;
       dopri5_step(m_, q0, mode_, params, h, st);
       StepOutcome outcome;
       if (trial_taken(q0, st, h, outcome)) return outcome;
     }
   }
 
-  // The next trial's size: the controller's, or the remainder to t_final; the first from the
-  // initial-step estimate (st.k[0] holds the flow at the state). False when the steps tried have
-  // reached max_steps: the trajectory has ended, status step_limit.
+  // Before a step's trials: the guards at the state, and the first step's size from the
+  // initial-step estimate (st.k[0] holds the flow at the state).
   template <class S>
-  SALTATION_HD bool trial_size(const Dopri5Step<N, S>& st, double& h) {
+  SALTATION_HD void ready_trials(const Dopri5Step<N, S>& st) {
     if (!g_left_known_) {
       guards_at(q_, mode_, g_left_);
       g_left_known_ = true;
@@ -705,6 +706,10 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       for (int i = 0; i < N; ++i) f0[i] = value_of(st.k[0][i]);
       this->h_next_ = dopri5_initial_step(m_, q_, f0, mode_, th_, o_.rtol, o_.atol, dt_max());
     }
+  }
+  // The next trial's size: the controller's, or the remainder to t_final. False when the steps
+  // tried have reached max_steps: the trajectory has ended, status step_limit.
+  SALTATION_HD bool trial_size(double& h) {
     if (this->steps_ >= o_.max_steps) {
       finish(Status::StepLimit, t_, q_);
       return false;
@@ -718,8 +723,11 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // The trial step st of h from q0 judged: false when it is rejected (the next trial's size set),
   // else true with the outcome, as step()'s: taken, held with a crossing, or ended (a rejected
   // step's retry below dt_min, or t_final reached).
+  // Called, not inlined, on the device: inlined, ptxas took 212 registers for the K = 3 forward
+  // kernel where the call takes 114.
   template <class S>
-  SALTATION_HD bool trial_taken(const S* q0, const Dopri5Step<N, S>& st, double h, StepOutcome& outcome) {
+  SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_taken(const S* q0, const Dopri5Step<N, S>& st, double h,
+                                                          StepOutcome& outcome) {
     const bool last = h == o_.t_final - t_;  // trial_size's remainder
     double err = step_error(q0, st, h);
     for (int i = 0; i < N; ++i)  // a non-finite end, whose error may read as 0, is never taken
