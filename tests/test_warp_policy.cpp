@@ -26,10 +26,10 @@ struct WarpCounts {
   long localisations = 0;  // lockstep localisation passes (one per vote that said yes)
 };
 
-template <bool Sens, class Model>
+template <bool Sens, Method Stepping, class Model>
 void run_warps(const Model& model, const Batch& batch, const Options& o, core::WarpDeferral deferral,
                const ResultView& out, WarpCounts& counts) {
-  using Lane = core::WarpLane<Model, RowParams, Sens>;
+  using Lane = core::WarpLane<Model, RowParams, Sens, core::FullRecord, Stepping>;
   for (std::size_t first = 0; first < batch.n; first += kWarp) {
     std::vector<Lane> lanes;
     lanes.reserve(kWarp);
@@ -66,8 +66,11 @@ Result solve_in_warps(const Model& model, const Batch& batch, const Options& opt
                       WarpCounts& counts) {
   const Options o = normalize_options(options);
   Result result(batch.n, Model::N, Model::P, o.event_capacity, o.sensitivities);
-  if (o.sensitivities) run_warps<true>(model, batch, o, deferral, result.view(), counts);
-  else run_warps<false>(model, batch, o, deferral, result.view(), counts);
+  const auto run =
+      o.method == Method::Dopri5
+          ? (o.sensitivities ? &run_warps<true, Method::Dopri5, Model> : &run_warps<false, Method::Dopri5, Model>)
+          : (o.sensitivities ? &run_warps<true, Method::Rk4, Model> : &run_warps<false, Method::Rk4, Model>);
+  run(model, batch, o, deferral, result.view(), counts);
   return result;
 }
 
@@ -128,6 +131,17 @@ TEST(WarpPolicy, TerrainBallK3BitwiseWithAndWithoutDeferral) {
 
 TEST(WarpPolicy, TerrainBallK24BitwiseWithAndWithoutDeferral) {
   const WarpCounts c = check_policies(TerrainBall<24>{}, sample_terrain_batch<24>(100, 12), terrain_options(false));
+  EXPECT_GT(c.events, 2 * c.localisations) << "the standard policy localised about one lane at a time";
+}
+
+// dopri5, each lane with its own steps, as the CUDA kernels run it.
+TEST(WarpPolicy, AdaptiveStepsBitwiseWithAndWithoutDeferral) {
+  Options o = terrain_options(false);
+  o.method = Method::Dopri5;
+  o.rtol = 1e-9;
+  o.atol = 1e-9;
+  o.dt_max = 0.01;
+  const WarpCounts c = check_policies(TerrainBall<3>{}, sample_terrain_batch<3>(100, 13), o);
   EXPECT_GT(c.events, 2 * c.localisations) << "the standard policy localised about one lane at a time";
 }
 
