@@ -226,7 +226,7 @@ void add_solve_command(CLI::App& app) {
               [args, key, &member](const std::string& v) {
                 member = atol_from_text(v, "--" + key), args->given[key] = true;
               },
-              help + " (one per state: comma-separated)");
+              help + ", comma-separated");
         else
           cmd->add_option_function<std::decay_t<decltype(member)>>(
               flag, [args, key, &member](const auto& v) { member = v, args->given[key] = true; }, help);
