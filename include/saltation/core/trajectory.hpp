@@ -723,8 +723,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // The trial step st of h from q0 judged: false when it is rejected (the next trial's size set),
   // else true with the outcome, as step()'s: taken, held with a crossing, or ended (a rejected
   // step's retry below dt_min, or t_final reached).
-  // Called, not inlined, on the device: inlined, ptxas took 212 registers for the K = 3 forward
-  // kernel where the call takes 114.
+  // Called, not inlined, on the device: inlined into the kernel's trial loop it nearly doubles the
+  // forward kernel's registers (bench/README.md, "CUDA kernel resources").
   template <class S>
   SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_taken(const S* q0, const Dopri5Step<N, S>& st, double h,
                                                           StepOutcome& outcome) {
