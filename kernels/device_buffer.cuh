@@ -1,6 +1,7 @@
 #pragma once
-// Owners of CUDA resources whose destructors never throw: device arrays (DeviceBuffer), pinned
-// host staging arrays (PinnedBuffer) and non-blocking streams (Stream). Shared by every CUDA
+// Owners of CUDA resources whose destructors never throw: device arrays (DeviceBuffer, from the
+// device's stream-ordered pool), pinned host staging arrays (PinnedBuffer, kept by PinnedCache)
+// and non-blocking streams (Stream). Shared by every CUDA
 // driver. After a device fault (an illegal address, say) the context is lost and every later
 // cudaFree fails too; a destructor that threw then would run during the unwinding of the first
 // CudaError, call std::terminate and lose that error. So a release failure is dropped here (and
@@ -9,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
@@ -22,15 +24,62 @@
 
 namespace saltation::cuda {
 
-// Device memory: cudaMalloc / cudaFree.
+// A size in MiB from the environment variable `name`, strictly a whole number; `fallback` when unset.
+inline std::size_t mib_from_environment(const char* name, std::size_t fallback, const std::string& what_zero_means) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return fallback;
+  const std::string text(value);
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  // strtoull gives ULLONG_MAX on overflow, which the size check refuses too.
+  const unsigned long long mib = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || mib > (std::numeric_limits<std::size_t>::max() >> 20))
+    throw InvalidInput(name, -1, "must be a whole number of MiB (0 " + what_zero_means + "), got \"" + text + "\"");
+  return static_cast<std::size_t>(mib) << 20;
+}
+
+// Device memory from the device's default stream-ordered pool (cudaMallocAsync). cudaFree waits
+// for the whole device, and memory allocated anew is mapped anew; the pool keeps what a solve
+// freed, up to its release threshold (keep_device_memory), for the next solve's arrays. Taken and
+// given back in the legacy default stream; the non-blocking streams that use the arrays (Stream)
+// are synchronised before the arrays are freed, by their owners' order of declaration.
 struct DeviceMemory {
   static void* allocate(std::size_t bytes) {
     void* p = nullptr;
-    SALTATION_CUDA_CHECK(cudaMalloc(&p, bytes));
+    if (cudaMallocAsync(&p, bytes, 0) != cudaSuccess) {
+      // Memory the pool keeps for reuse never makes an allocation fail that would fit without it.
+      (void)cudaGetLastError();
+      cudaMemPool_t pool = nullptr;
+      int device = 0;
+      SALTATION_CUDA_CHECK(cudaGetDevice(&device));
+      SALTATION_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+      SALTATION_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+      SALTATION_CUDA_CHECK(cudaMallocAsync(&p, bytes, 0));
+    }
+    // The array is used in other streams: the allocation must have happened first.
+    SALTATION_CUDA_CHECK(cudaStreamSynchronize(0));
     return p;
   }
-  static cudaError_t release(void* p) noexcept { return cudaFree(p); }
+  static cudaError_t release(void* p) noexcept { return cudaFreeAsync(p, 0); }
 };
+
+// What the current device's default pool keeps of freed memory: SALTATION_DEVICE_CACHE_MIB, or
+// kDeviceKeptBytes, two chunk slots of solve.cuh at their largest. Set at every solve (the
+// setting does not survive a cudaDeviceReset). Returns the bytes the pool holds unused, which a
+// solve may count as free (DeviceMemory trims the pool when it needs them).
+constexpr std::size_t kDeviceKeptBytes = std::size_t(2) << 30;
+inline std::size_t keep_device_memory() {
+  static const std::size_t bound =
+      mib_from_environment("SALTATION_DEVICE_CACHE_MIB", kDeviceKeptBytes, "keeps no device memory between solves");
+  int device = 0;
+  cudaMemPool_t pool = nullptr;
+  SALTATION_CUDA_CHECK(cudaGetDevice(&device));
+  SALTATION_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t threshold = bound, reserved = 0, used = 0;  // the attributes are 64-bit
+  SALTATION_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  SALTATION_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  SALTATION_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return reserved > used ? static_cast<std::size_t>(reserved - used) : 0;
+}
 
 // Page-locked host memory, kept for reuse. Pinning is dear: pinning a solve's staging anew each
 // time cost more than its copies and its kernel (bench/README.md, "Pinned staging"). A released
@@ -50,17 +99,7 @@ class PinnedCache {
   }
 
   static std::size_t bound_from_environment() {
-    const char* value = std::getenv("SALTATION_PINNED_CACHE_MIB");
-    if (value == nullptr) return kDefaultBytes;
-    const std::string text(value);
-    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-    // strtoull gives ULLONG_MAX on overflow, which the size check refuses too.
-    const unsigned long long mib = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
-    if (!digits || mib > (std::numeric_limits<std::size_t>::max() >> 20))
-      throw InvalidInput(
-          "SALTATION_PINNED_CACHE_MIB", -1,
-          "must be a whole number of MiB (0 keeps no pinned staging between solves), got \"" + text + "\"");
-    return static_cast<std::size_t>(mib) << 20;
+    return mib_from_environment("SALTATION_PINNED_CACHE_MIB", kDefaultBytes, "keeps no pinned staging between solves");
   }
 
   explicit PinnedCache(std::size_t bound) : bound_(bound) {}

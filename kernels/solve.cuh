@@ -34,23 +34,59 @@ __device__ inline unsigned warp_lanes() {
   return count >= 32 ? 0xffffffffu : (1u << count) - 1u;
 }
 
+// Upper bound on the block size handed to the occupancy calculator. A block holds its SM slot
+// until its slowest trajectory ends, and trajectories differ in length, so smaller blocks let the
+// scheduler refill SMs sooner. The cap costs no occupancy: an SM holds up to 32 blocks, so the
+// calculator reaches the warp count the kernel's registers allow with smaller blocks when it must.
+constexpr int kMaxBlock = 256;
+
+// Refill (docs/warp_events.md, "Refill"): a launch may have fewer threads than rows. Each thread
+// starts on the row of its index; rows past the launch's own go to lanes as their trajectories end.
+// The lanes of a warp that want a row claim the next ones together, with one atomicAdd on the
+// chunk's counter (`claimed`, zero at launch), in lane order. A claim past the batch's end means
+// every row is taken: that lane stops asking. Returns the row claimed for this lane, meaningful
+// only where `wants`.
+__device__ inline std::size_t claim_row(unsigned lanes, bool wants, std::size_t launched, unsigned long long* claimed) {
+  const unsigned wanting = __ballot_sync(lanes, wants);
+  if (wanting == 0) return launched;
+  const unsigned lane_id = threadIdx.x & 31u;
+  const int leader = __ffs(wanting) - 1;
+  unsigned long long first = 0;
+  if (lane_id == static_cast<unsigned>(leader))
+    first = atomicAdd(claimed, static_cast<unsigned long long>(__popc(wanting)));
+  first = __shfl_sync(lanes, first, leader);
+  return launched + first + __popc(wanting & ((1u << lane_id) - 1u));
+}
+
 // One chunk of out.n trajectories; theta and every result array have stride out.n. One thread per
-// trajectory, as core::integrate_one on the CPU, but stepped through core::WarpLane's phases so
-// that the warp's lanes localise their events together (docs/warp_events.md). Every lane of the
-// warp stays in the loop, past the batch's end or finished, until all have ended: the votes name
-// the same lanes every time. With `deferral` off, a lane localises in the step that found its
-// crossing, as run() does. `Output` is what each trajectory keeps (docs/architecture.md, "Outputs");
-// `Stepping` how it steps (options.method): with dopri5 each lane keeps its own step size.
+// trajectory at a time, as core::integrate_one on the CPU, but stepped through core::WarpLane's
+// phases so that the warp's lanes localise their events together (docs/warp_events.md). Every
+// lane of the warp stays in the loop, past the batch's end or finished, until all have ended and
+// no row is left to claim: the votes name the same lanes every time. With `deferral` off, a lane
+// localises in the step that found its crossing, as run() does. `Output` is what each trajectory
+// keeps (docs/architecture.md, "Outputs"); `Stepping` how it steps (options.method): with dopri5
+// each lane keeps its own step size.
+// The forward kernels are held to 128 registers (two blocks of kMaxBlock per SM), their rule in
+// scripts/ptxas-check; the sensitivity kernels are not bounded (docs/gpu.md, "Block size").
 template <bool Sens, Method Stepping, class Output, class Model>
-__global__ void integrate_kernel(Model model, Options options, const double* theta, typename Output::View out,
-                                 core::WarpDeferral deferral) {
+__global__ void __launch_bounds__(kMaxBlock, Sens ? 1 : 2)
+    integrate_kernel(Model model, Options options, const double* theta, typename Output::View out,
+                     core::WarpDeferral deferral, unsigned long long* claimed) {
+  const std::size_t launched = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in_batch = i < out.n;
   const unsigned lanes = warp_lanes();
   // A lane past the end reads no parameter: its row pointer only has to be a valid address.
   core::WarpLane<Model, RowParams, Sens, Output, Stepping> lane(
       model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i, out, in_batch);
-  while (__any_sync(lanes, !lane.ended())) {
+  bool rows_left = launched < out.n;
+  for (;;) {
+    const std::size_t row = claim_row(lanes, rows_left && lane.ended(), launched, claimed);
+    if (rows_left && lane.ended()) {
+      if (row < out.n) lane.take_row(RowParams{theta + row, out.n}, row);
+      else rows_left = false;
+    }
+    if (!__any_sync(lanes, !lane.ended() || rows_left)) break;
     lane.step_phase();
     const int pending = __popc(__ballot_sync(lanes, lane.pending()));
     const int stepping = __popc(__ballot_sync(lanes, lane.stepping()));
@@ -60,7 +96,7 @@ __global__ void integrate_kernel(Model model, Options options, const double* the
 }
 
 template <class Output, class Model>
-using Kernel = void (*)(Model, Options, const double*, typename Output::View, core::WarpDeferral);
+using Kernel = void (*)(Model, Options, const double*, typename Output::View, core::WarpDeferral, unsigned long long*);
 
 // The kernel for the options' method, with or without sensitivities.
 template <class Output, class Model>
@@ -72,22 +108,28 @@ Kernel<Output, Model> kernel_for(const Options& options) {
                                : &integrate_kernel<false, Method::Rk4, Output, Model>;
 }
 
-// SALTATION_WARP_DEFER=0 turns event deferral off (each lane localises when it finds its
-// crossing); unset or anything else runs the standard policy. The results are the same either
-// way; the switch is for measuring the policy on a device (scripts/gpu-check).
-inline core::WarpDeferral warp_deferral_from_environment() {
-  const char* value = std::getenv("SALTATION_WARP_DEFER");
-  return value != nullptr && std::string(value) == "0" ? core::WarpDeferral::off() : core::WarpDeferral::standard();
+// The launch choices, each on unless its environment variable reads "0", so that one device run
+// can measure each before and after on the same card (scripts/gpu-check; docs/gpu.md,
+// "Switches"). The results are the same either way.
+inline bool switched_on(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value == nullptr || std::string(value) != "0";
 }
 
-// Upper bound on the block size handed to the occupancy calculator. A block holds its SM slot
-// until its slowest trajectory ends, and trajectories differ in length (events, early stops),
-// so smaller blocks let the scheduler refill SMs sooner. The cap costs no occupancy: an SM holds
-// up to 32 blocks, so the calculator reaches the warp count the kernel's registers allow with
-// smaller blocks when it must. No __launch_bounds__: forcing the sensitivity kernels down to 128
-// registers would spill into the local memory the stack already loads (bench/README.md, "CUDA
-// kernel resources").
-constexpr int kMaxBlock = 256;
+struct LaunchSwitches {
+  core::WarpDeferral deferral;  // SALTATION_WARP_DEFER: lanes localise their events together
+  bool refill;                  // SALTATION_CUDA_REFILL: lanes take the next row as theirs end
+  bool spread;                  // SALTATION_CUDA_SPREAD: smaller blocks where a chunk leaves SMs idle
+  bool pipeline;                // SALTATION_CUDA_PIPELINE: a large batch in chunks that overlap
+  bool keep_stack;              // SALTATION_CUDA_KEEP_STACK: the stack limit kept between solves
+
+  static LaunchSwitches from_environment() {
+    return {switched_on("SALTATION_WARP_DEFER") ? core::WarpDeferral::standard() : core::WarpDeferral::off(),
+            switched_on("SALTATION_CUDA_REFILL"), switched_on("SALTATION_CUDA_SPREAD"),
+            switched_on("SALTATION_CUDA_PIPELINE"), switched_on("SALTATION_CUDA_KEEP_STACK")};
+  }
+};
+
 // Pinned host memory per chunk slot. Pinned pages are taken from the host's physical memory,
 // so the staging stays bounded however large the batch or the device.
 constexpr std::size_t kStagingBytesPerSlot = std::size_t(1) << 30;
@@ -181,10 +223,11 @@ std::size_t bytes_per_trajectory(const Host& out, int P) {
 //                                                         for every thread the device can hold)
 //   chunk arrays      = slots x chunk x bytes_per_trajectory
 //   stack_reservation + chunk arrays <= available
-//   available         = free + current stack limit x resident_threads - total / 32
-// The current limit's reservation is given back when the new limit replaces it; total / 32 is
-// headroom for allocation granularity (2 MiB pages per array), the runtime's own buffers and
-// other users of the device.
+//   available         = free + pool's kept + current stack limit x resident_threads - total / 32
+// The current limit's reservation is given back when the new limit replaces it, and what the
+// device pool keeps for reuse is handed out again (DeviceMemory); total / 32 is headroom for
+// allocation granularity (2 MiB pages per array), the runtime's own buffers and other users of
+// the device.
 struct MemoryPlan {
   int sms = 0;  // the device's multiprocessors
   std::size_t stack_bytes = 0;
@@ -196,9 +239,10 @@ struct MemoryPlan {
   int slots = 1;          // chunks in flight: 2 overlap one chunk's copies with the next one's kernel
 };
 
-// Throws CudaError when not even one trajectory fits beside the stack reservation.
+// The solve runs under a stack limit of `stack_bytes` per thread (StackLimit). Throws CudaError
+// when not even one trajectory fits beside the stack reservation.
 inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std::size_t stack_bytes,
-                              std::size_t bytes_per_trajectory, bool progress) {
+                              std::size_t bytes_per_trajectory, bool progress, bool pipeline) {
   int device = 0, sms = 0, threads_per_sm = 0;
   SALTATION_CUDA_CHECK(cudaGetDevice(&device));
   SALTATION_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -206,6 +250,7 @@ inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std:
   std::size_t free = 0, total = 0, current_stack = 0;
   SALTATION_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&current_stack, cudaLimitStackSize));
+  const std::size_t kept = keep_device_memory();
 
   MemoryPlan plan;
   plan.sms = sms;
@@ -213,7 +258,7 @@ inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std:
   plan.resident_threads = static_cast<std::size_t>(sms) * static_cast<std::size_t>(threads_per_sm);
   plan.stack_reservation = stack_bytes * plan.resident_threads;
   plan.bytes_per_trajectory = bytes_per_trajectory;
-  const std::size_t usable = free + current_stack * plan.resident_threads;
+  const std::size_t usable = free + kept + current_stack * plan.resident_threads;
   const std::size_t headroom = total / 32;
   plan.available = usable > headroom ? usable - headroom : 0;
   if (plan.available < plan.stack_reservation + bytes_per_trajectory)
@@ -221,15 +266,15 @@ inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std:
                         std::to_string(bytes_per_trajectory) + " bytes of arrays beside the stack reservation of " +
                         std::to_string(stack_bytes) + " bytes per thread x " + std::to_string(plan.resident_threads) +
                         " resident threads = " + mib(plan.stack_reservation) + ", and the device has " +
-                        mib(plan.available) + " for both (" + mib(free) + " free + " +
-                        mib(current_stack * plan.resident_threads) + " of the current stack reservation - " +
-                        mib(headroom) + " headroom)",
+                        mib(plan.available) + " for both (" + mib(free) + " free + " + mib(kept) +
+                        " kept by the device pool + " + mib(current_stack * plan.resident_threads) +
+                        " of the current stack reservation - " + mib(headroom) + " headroom)",
                     __FILE__, __LINE__);
 
   const std::size_t fit = (plan.available - plan.stack_reservation) / bytes_per_trajectory;
   const std::size_t staging_fit = std::max<std::size_t>(kStagingBytesPerSlot / bytes_per_trajectory, 1);
   const std::size_t progress_chunk = progress ? (n + kProgressChunks - 1) / kProgressChunks : n;
-  plan.chunk = std::min({n, fit, staging_fit, progress_chunk});
+  plan.chunk = std::min({n, fit, staging_fit, progress_chunk, pipeline ? pipeline_chunk(n) : n});
   if (plan.chunk < n && fit >= 2) {
     plan.slots = 2;
     plan.chunk = std::min(plan.chunk, fit / 2);
@@ -237,15 +282,25 @@ inline MemoryPlan plan_memory(const std::string& model_name, std::size_t n, std:
   return plan;
 }
 
-// Sets the per-thread stack limit for the solve and checks that it took. Set before the arrays
-// are allocated: the driver reserves the stack for every resident thread at once, and a kernel
-// launched above the limit would make it grow the reservation behind the plan's back (and keep
-// it for the rest of the process). The previous limit is restored afterwards, so the
-// reservation does not outlive the solve; a failure to restore is dropped (device_buffer.cuh).
+// The per-thread stack limit of a solve: the kernel's need, or with `keep` the current limit
+// where that is larger. Set only when it differs from the current limit (setting it waits for the
+// device and reallocates the reservation), before the arrays are allocated: the driver reserves the
+// stack for every resident thread at once, and a kernel launched above the limit would make it
+// grow the reservation behind the plan's back. With `keep` the limit stays for later solves (a
+// sweep's chunks, a served model), which then set nothing; without, the previous limit is
+// restored after the solve, and a failure to restore is dropped (device_buffer.cuh).
+inline std::size_t stack_limit_for(std::size_t needed, bool keep) {
+  std::size_t current = 0;
+  SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&current, cudaLimitStackSize));
+  return keep ? std::max(needed, current) : needed;
+}
+
 class StackLimit {
  public:
-  explicit StackLimit(std::size_t bytes) {
+  StackLimit(std::size_t bytes, bool keep) {
     SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&previous_, cudaLimitStackSize));
+    if (previous_ == bytes) return;
+    restore_ = !keep;
     SALTATION_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitStackSize, bytes));
     std::size_t now = 0;
     SALTATION_CUDA_CHECK(cudaDeviceGetLimit(&now, cudaLimitStackSize));
@@ -257,11 +312,12 @@ class StackLimit {
   StackLimit(const StackLimit&) = delete;
   StackLimit& operator=(const StackLimit&) = delete;
   ~StackLimit() {
-    if (cudaDeviceSetLimit(cudaLimitStackSize, previous_) != cudaSuccess) (void)cudaGetLastError();
+    if (restore_ && cudaDeviceSetLimit(cudaLimitStackSize, previous_) != cudaSuccess) (void)cudaGetLastError();
   }
 
  private:
   std::size_t previous_ = 0;
+  bool restore_ = false;
 };
 
 // The buffers of one chunk in flight. The stream is declared last, so it is destroyed (after
@@ -273,6 +329,7 @@ struct ChunkSlot {
   PinnedBuffer<double> theta_staging;
   OutputArrays<Host, DeviceBuffer> result;
   OutputArrays<Host, PinnedBuffer> result_staging;
+  DeviceBuffer<unsigned long long> claimed;  // rows the refilling lanes took (claim_row)
   Stream stream;
   std::size_t first = 0, count = 0;  // the chunk in flight; count 0: none
 
@@ -281,15 +338,26 @@ struct ChunkSlot {
         theta(static_cast<std::size_t>(P) * capacity_),
         theta_staging(static_cast<std::size_t>(P) * capacity_),
         result(out, capacity_),
-        result_staging(out, capacity_) {}
+        result_staging(out, capacity_),
+        claimed(1) {}
+};
+
+// How a chunk is launched: the kernel, its block size, the most blocks the device holds at once
+// (the grid of a refilling launch) and the deferral policy.
+template <class Output, class Model>
+struct Launch {
+  Kernel<Output, Model> kernel;
+  int block;
+  std::size_t resident_blocks;  // 0: one thread per row, no refill
+  core::WarpDeferral deferral;
 };
 
 // Packs the parameter rows of trajectories [first, first + count) into the slot's staging and
 // queues on its stream: the upload, the result defaults, the kernel and the download.
 template <class Output, class Model, class Host>
-void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& options, core::WarpDeferral deferral,
-                 Kernel<Output, Model> kernel, int block, const double* theta, const Host& out,
-                 const OutputInputs<Host>& inputs, std::size_t first, std::size_t count) {
+void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& options, const Launch<Output, Model>& launch,
+                 const double* theta, const Host& out, const OutputInputs<Host>& inputs, std::size_t first,
+                 std::size_t count) {
   const cudaStream_t stream = slot.stream.get();
   const std::size_t n = out.n;
   for (int p = 0; p < Model::P; ++p)
@@ -304,8 +372,10 @@ void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& optio
     const std::size_t bytes = buffer.size() / slot.capacity * count * sizeof(*buffer.data());
     SALTATION_CUDA_CHECK(cudaMemsetAsync(buffer.data(), slot.result.fill_byte(&buffer), bytes, stream));
   });
-  const unsigned grid = static_cast<unsigned>((count + block - 1) / block);
-  kernel<<<grid, block, 0, stream>>>(model, options, slot.theta.data(), view, deferral);
+  SALTATION_CUDA_CHECK(cudaMemsetAsync(slot.claimed.data(), 0, sizeof(unsigned long long), stream));
+  const unsigned grid = launch_grid(count, launch.block, launch.resident_blocks);
+  launch.kernel<<<grid, launch.block, 0, stream>>>(model, options, slot.theta.data(), view, launch.deferral,
+                                                   slot.claimed.data());
   SALTATION_CUDA_CHECK(cudaGetLastError());  // launch errors now; execution errors at the stream's sync
   Host::zip(slot.result_staging, slot.result, [&](auto& staging, const auto& device) {
     if (device.empty()) return;
@@ -335,22 +405,26 @@ template <class Output, class Model, class Host>
 void run(const Model& model, const double* theta, std::size_t n, const Options& options, Host& out,
          const Progress* progress) {
   if (n == 0) return;
-  const Kernel<Output, Model> kernel = kernel_for<Output, Model>(options);
-  const core::WarpDeferral deferral = warp_deferral_from_environment();
+  const LaunchSwitches switches = LaunchSwitches::from_environment();
+  Launch<Output, Model> launch{kernel_for<Output, Model>(options), 0, 0, switches.deferral};
   // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
   // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a
   // limit the runtime promises to accept.
   cudaFuncAttributes attributes{};
-  SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  const std::size_t stack_bytes = std::max<std::size_t>(attributes.localSizeBytes, kDefaultStackBytes);
-  const MemoryPlan plan =
-      plan_memory(Model::name, n, stack_bytes, bytes_per_trajectory(out, Model::P), progress != nullptr);
-  const StackLimit stack_limit(plan.stack_bytes);
+  SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, launch.kernel));
+  const std::size_t stack_bytes =
+      stack_limit_for(std::max<std::size_t>(attributes.localSizeBytes, kDefaultStackBytes), switches.keep_stack);
+  const MemoryPlan plan = plan_memory(Model::name, n, stack_bytes, bytes_per_trajectory(out, Model::P),
+                                      progress != nullptr, switches.pipeline);
+  const StackLimit stack_limit(plan.stack_bytes, switches.keep_stack);
   // The block size of highest occupancy for this kernel's registers (see kMaxBlock), smaller where a
-  // chunk would leave SMs without a block (launch_shape.hpp).
-  int min_grid = 0, block = 0;
-  SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel, 0, kMaxBlock));
-  block = launch_block(plan.chunk, plan.sms, block);
+  // chunk would leave SMs without a block (launch_shape.hpp); with refill, as many blocks as the
+  // device holds at once.
+  int min_grid = 0, blocks_per_sm = 0;
+  SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &launch.block, launch.kernel, 0, kMaxBlock));
+  if (switches.spread) launch.block = launch_block(plan.chunk, plan.sms, launch.block);
+  SALTATION_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, launch.kernel, launch.block, 0));
+  if (switches.refill) launch.resident_blocks = static_cast<std::size_t>(blocks_per_sm) * plan.sms;
 
   const OutputInputs<Host> inputs(out);
   std::vector<ChunkSlot<Host>> slots;
@@ -371,8 +445,7 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
       ChunkSlot<Host>& slot = slots[chunks % slots.size()];
       collect(slot);           // the chunk this slot held, two chunks back
       throw_if_interrupted();  // between chunks; the slots' destructors wait for the work in flight
-      start_chunk<Output>(slot, model, options, deferral, kernel, block, theta, out, inputs, first,
-                          std::min(plan.chunk, n - first));
+      start_chunk(slot, model, options, launch, theta, out, inputs, first, std::min(plan.chunk, n - first));
     }
     for (std::size_t k = chunks; k < chunks + slots.size(); ++k) collect(slots[k % slots.size()]);
   });

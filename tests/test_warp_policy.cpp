@@ -1,12 +1,14 @@
 // The CUDA driver's warp loop (kernels/solve.cuh, docs/warp_events.md) emulated on the CPU: warps
 // of 32 lanes stepped in lockstep through core::WarpLane's phases, with the vote taken over the
-// lanes as __ballot_sync takes it. Deferring event localisation changes when a lane localises,
-// never what it computes: every result array is bitwise that of the CPU driver's run(), with
-// deferral off, with the standard policy and with extreme ones.
+// lanes as __ballot_sync takes it. Deferring event localisation changes when a lane localises, and
+// refill which lane runs a row, never what it computes: every result array is bitwise that of the
+// CPU driver's run(), with deferral off, with the standard policy and with extreme ones, with a
+// thread per row and with two warps whose lanes take the next row as theirs end.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "saltation/core/warp.hpp"
@@ -26,51 +28,82 @@ struct WarpCounts {
   long localisations = 0;  // lockstep localisation passes (one per vote that said yes)
 };
 
+// `launched` threads (whole warps) over the batch's rows, as a launch of that grid: each lane
+// starts on the row of its index, and with fewer threads than rows the lanes whose trajectory
+// ended claim the next rows, a warp's lanes in lane order (claim_row in kernels/solve.cuh). The
+// warps take turns an iteration at a time, as warps interleave on a device.
 template <bool Sens, Method Stepping, class Model>
 void run_warps(const Model& model, const Batch& batch, const Options& o, core::WarpDeferral deferral,
-               const ResultView& out, WarpCounts& counts) {
+               const ResultView& out, std::size_t launched, WarpCounts& counts) {
   using Lane = core::WarpLane<Model, RowParams, Sens, core::FullRecord, Stepping>;
-  for (std::size_t first = 0; first < batch.n; first += kWarp) {
+  auto row_params = [&](std::size_t i) { return RowParams{batch.theta.data() + i, batch.n}; };
+  struct Warp {
     std::vector<Lane> lanes;
-    lanes.reserve(kWarp);
+    std::vector<bool> rows_left;
+    bool done = false;
+  };
+  std::vector<Warp> warps;
+  for (std::size_t first = 0; first < launched; first += kWarp) {
+    Warp w;
+    w.lanes.reserve(kWarp);
     for (std::size_t i = first; i < first + kWarp; ++i) {
       const bool in_batch = i < batch.n;  // the last warp of a batch that is not a multiple of 32
-      lanes.emplace_back(model, o, RowParams{batch.theta.data() + (in_batch ? i : 0), batch.n}, i, out, in_batch);
+      w.lanes.emplace_back(model, o, row_params(in_batch ? i : 0), i, out, in_batch);
     }
-    auto running = [&] {
-      for (const Lane& lane : lanes)
-        if (!lane.ended()) return true;
-      return false;
-    };
-    while (running()) {
-      for (Lane& lane : lanes) lane.step_phase();
-      int pending = 0, stepping = 0;
-      bool expired = false;
-      for (const Lane& lane : lanes) {
-        pending += lane.pending();
-        stepping += lane.stepping();
-        expired = expired || lane.expired(deferral);
+    w.rows_left.assign(kWarp, launched < batch.n);
+    warps.push_back(std::move(w));
+  }
+  std::size_t claimed = 0;
+  auto iterate = [&](Warp& w) {
+    for (std::size_t k = 0; k < kWarp; ++k) {
+      if (!w.rows_left[k] || !w.lanes[k].ended()) continue;
+      const std::size_t row = launched + claimed++;
+      if (row < batch.n) {
+        w.lanes[k].take_row(row_params(row), row);
+      } else {
+        w.rows_left[k] = false;
       }
-      const bool localise = deferral.localise_now(pending, stepping, expired);
-      if (localise) {
-        ++counts.localisations;
-        counts.events += pending;
-      }
-      for (Lane& lane : lanes) lane.localise_phase(localise);
+    }
+    w.done = true;
+    for (std::size_t k = 0; k < kWarp; ++k) w.done = w.done && w.lanes[k].ended() && !w.rows_left[k];
+    if (w.done) return;
+    for (Lane& lane : w.lanes) lane.step_phase();
+    int pending = 0, stepping = 0;
+    bool expired = false;
+    for (const Lane& lane : w.lanes) {
+      pending += lane.pending();
+      stepping += lane.stepping();
+      expired = expired || lane.expired(deferral);
+    }
+    const bool localise = deferral.localise_now(pending, stepping, expired);
+    if (localise) {
+      ++counts.localisations;
+      counts.events += pending;
+    }
+    for (Lane& lane : w.lanes) lane.localise_phase(localise);
+  };
+  for (bool running = true; running;) {
+    running = false;
+    for (Warp& w : warps) {
+      if (w.done) continue;
+      iterate(w);
+      running = true;
     }
   }
 }
 
+// `threads` 0: a thread per row (rounded up to whole warps), no refill.
 template <class Model>
 Result solve_in_warps(const Model& model, const Batch& batch, const Options& options, core::WarpDeferral deferral,
-                      WarpCounts& counts) {
+                      std::size_t threads, WarpCounts& counts) {
   const Options o = normalize_options(options);
   Result result(batch.n, Model::N, Model::P, o.event_capacity, o.sensitivities);
   const auto run =
       o.method == Method::Dopri5
           ? (o.sensitivities ? &run_warps<true, Method::Dopri5, Model> : &run_warps<false, Method::Dopri5, Model>)
           : (o.sensitivities ? &run_warps<true, Method::Rk4, Model> : &run_warps<false, Method::Rk4, Model>);
-  run(model, batch, o, deferral, result.view(), counts);
+  const std::size_t launched = threads > 0 ? threads : (batch.n + kWarp - 1) / kWarp * kWarp;
+  run(model, batch, o, deferral, result.view(), launched, counts);
   return result;
 }
 
@@ -94,8 +127,9 @@ Options terrain_options(bool sensitivities) {
   return o;
 }
 
-// Every policy against the CPU driver, forward and with sensitivities. Returns the counts of the
-// standard policy with sensitivities, for checks that it did defer.
+// Every policy against the CPU driver, forward and with sensitivities, with a thread per row and
+// with two warps that refill. Returns the counts of the standard policy with sensitivities and a
+// thread per row, for checks that it did defer.
 template <class Model>
 WarpCounts check_policies(const Model& model, const Batch& batch, Options o) {
   const core::WarpDeferral policies[] = {core::WarpDeferral::off(), core::WarpDeferral::standard(),
@@ -105,18 +139,20 @@ WarpCounts check_policies(const Model& model, const Batch& batch, Options o) {
   for (bool sens : {false, true}) {
     o.sensitivities = sens;
     const Result reference = solve(model, batch, o, Backend::Cpu);
-    for (const core::WarpDeferral& d : policies) {
-      SCOPED_TRACE(std::string(sens ? "with sensitivities" : "forward") + ", min_pending " +
-                   std::to_string(d.min_pending) + ", max_wait " + std::to_string(d.max_wait));
-      WarpCounts counts;
-      expect_bitwise_equal(solve_in_warps(model, batch, o, d, counts), reference);
-      long events = 0;
-      for (int e : reference.n_events) events += e;
-      EXPECT_GE(counts.events, events);  // terminal crossings past the capacity are localised, not recorded
-      if (sens && d.min_pending == core::WarpDeferral::standard().min_pending &&
-          d.max_wait == core::WarpDeferral::standard().max_wait)
-        standard = counts;
-    }
+    long events = 0;
+    for (int e : reference.n_events) events += e;
+    for (const core::WarpDeferral& d : policies)
+      for (std::size_t threads : {std::size_t(0), 2 * kWarp}) {
+        SCOPED_TRACE(std::string(sens ? "with sensitivities" : "forward") + ", min_pending " +
+                     std::to_string(d.min_pending) + ", max_wait " + std::to_string(d.max_wait) +
+                     (threads ? ", two warps refilling" : ", a thread per row"));
+        WarpCounts counts;
+        expect_bitwise_equal(solve_in_warps(model, batch, o, d, threads, counts), reference);
+        EXPECT_GE(counts.events, events);  // terminal crossings past the capacity are localised, not recorded
+        if (sens && threads == 0 && d.min_pending == core::WarpDeferral::standard().min_pending &&
+            d.max_wait == core::WarpDeferral::standard().max_wait)
+          standard = counts;
+      }
   }
   return standard;
 }

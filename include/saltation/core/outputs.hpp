@@ -38,6 +38,7 @@ class FinalState {
   using View = ResultView;
   static constexpr bool records_event_columns = false;
   SALTATION_HD FinalState(const View& out, std::size_t i) : out_(out), i_(i) {}
+  SALTATION_HD const View& view() const { return out_; }
 
   template <int N>
   SALTATION_HD void event(int, double, int, const double*, const double*) const {}
@@ -54,8 +55,8 @@ class FinalState {
   }
 
  protected:
-  const View out_;
-  const std::size_t i_;
+  View out_;
+  std::size_t i_;
 };
 
 // Everything ResultView holds: the final state and every recorded event.
@@ -90,6 +91,7 @@ class ObjectiveObserver {
   using View = ObservationView;
   static constexpr bool records_event_columns = true;
   SALTATION_HD ObjectiveObserver(const View& out, std::size_t i) : out_(out), i_(i) {}
+  SALTATION_HD const View& view() const { return out_; }
 
   template <int N>
   SALTATION_HD void event(int c, double t_e, int j, const double* q_minus, const double*) const {
@@ -159,8 +161,8 @@ class ObjectiveObserver {
     return ob.guard < kCountedGuards && ob.event < guard_events_[ob.guard];
   }
 
-  const View out_;
-  const std::size_t i_;
+  View out_;
+  std::size_t i_;
   // The event last reported: its index, guard and occurrence among that guard's events.
   mutable int event_ = -1, guard_ = -1, occurrence_ = -1;
   mutable int guard_events_[kCountedGuards] = {};

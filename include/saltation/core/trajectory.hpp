@@ -60,6 +60,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
                           const typename Output::View& out)
       : m_(m), o_(o), th_(th), out_(out, i) {}
 
+  // A trajectory of the same model, options and outputs on row i of the batch, not yet begun.
+  SALTATION_HD Trajectory on_row(const Th& th, std::size_t i) const { return Trajectory(m_, o_, th, i, out_.view()); }
+
   // One trajectory on its own: the CPU driver's way.
   SALTATION_HD void run() {
     if (begin()) return;
@@ -918,10 +921,11 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
         for (int p = 0; p < P; ++p) out_.final_dq(k, p, ::nan(""));
   }
 
-  const Model m_;
-  const Options o_;
-  const Th th_;
-  const Output out_;
+  // Not const: a CUDA lane that refills assigns a new trajectory over its ended one (warp.hpp).
+  Model m_;
+  Options o_;
+  Th th_;
+  Output out_;
   double q_[N];
   int mode_ = 0;
   double t_ = 0.0, t_carry_ = 0.0;  // the time, a compensated sum of the steps (clock.hpp)

@@ -33,7 +33,8 @@ struct WarpDeferral {
 // One lane of the lockstep loop. Each iteration has two phases on every lane of the warp:
 // step_phase() (lanes neither ended nor pending take one step), then the warp's vote
 // (WarpDeferral::localise_now over the lanes' pending(), stepping() and expired()), then
-// localise_phase() with its answer. kernels/solve.cuh votes with __ballot_sync;
+// localise_phase() with its answer. A lane whose trajectory ended may take another row
+// (take_row) between iterations. kernels/solve.cuh votes with __ballot_sync;
 // tests/test_warp_policy.cpp runs the same phases over a CPU "warp".
 template <class Model, class Th, bool Sens, class Output = FullRecord, Method Stepping = Method::Rk4>
 class WarpLane {
@@ -43,6 +44,16 @@ class WarpLane {
   SALTATION_HD WarpLane(const Model& m, const Options& o, const Th& th, std::size_t i, const typename Output::View& out,
                         bool in_batch)
       : tr_(m, o, th, i, out), ended_(!in_batch || tr_.begin()) {}
+
+  // The lane takes row i after its trajectory ended (a refill, kernels/solve.cuh): a new
+  // trajectory over the ended one, begun at once. Out of line on the device: inlined, the forward
+  // kernels need more registers than their rule allows (scripts/ptxas-check).
+  SALTATION_DEVICE_NOINLINE SALTATION_HD void take_row(const Th& th, std::size_t i) {
+    tr_ = tr_.on_row(th, i);
+    ended_ = tr_.begin();
+    pending_ = false;
+    waited_ = 0;
+  }
 
   SALTATION_HD bool ended() const { return ended_; }
   SALTATION_HD bool pending() const { return pending_; }
