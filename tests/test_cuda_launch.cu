@@ -16,7 +16,13 @@
 #include "saltation/models/terrain_ball.hpp"
 #include "terrain_samples.hpp"
 
-using namespace saltation;
+// No `using namespace saltation` at file scope: its sqrt, exp, ... would make the CUDA math
+// headers' calls ambiguous.
+using saltation::Backend;
+using saltation::Batch;
+using saltation::Options;
+using saltation::Result;
+using saltation::TerrainBall;
 
 namespace {
 
@@ -43,7 +49,7 @@ std::size_t stack_limit() {
 
 TEST(CudaLaunch, EverySwitchGivesTheSameBits) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
-  const Batch batch = sample_terrain_batch<3>(kRows, 21);
+  const Batch batch = saltation::sample_terrain_batch<3>(kRows, 21);
   for (bool sens : {false, true}) {
     const Options o = short_terrain_run(sens);
     const Result all_on = solve(TerrainBall<3>{}, batch, o, Backend::Cuda);
@@ -61,7 +67,7 @@ TEST(CudaLaunch, EverySwitchGivesTheSameBits) {
 TEST(CudaLaunch, StackLimitStaysUnlessAskedToRestore) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   // TerrainBall<24> with sensitivities needs a stack frame of several KiB, over the 1 KiB set here.
-  const Batch batch = sample_terrain_batch<24>(256, 22);
+  const Batch batch = saltation::sample_terrain_batch<24>(256, 22);
   const Options o = short_terrain_run(true);
   ASSERT_EQ(cudaDeviceSetLimit(cudaLimitStackSize, 1024), cudaSuccess);
   setenv("SALTATION_CUDA_KEEP_STACK", "0", 1);
@@ -80,7 +86,7 @@ TEST(CudaLaunch, StackLimitStaysUnlessAskedToRestore) {
 TEST(CudaLaunch, DevicePoolKeepsTheArraysOfASolve) {
   SALTATION_SKIP_WITHOUT_CUDA_DEVICE();
   if (std::getenv("SALTATION_DEVICE_CACHE_MIB") != nullptr) GTEST_SKIP() << "SALTATION_DEVICE_CACHE_MIB is set";
-  const Batch batch = sample_terrain_batch<3>(4096, 23);
+  const Batch batch = saltation::sample_terrain_batch<3>(4096, 23);
   const Result first = solve(TerrainBall<3>{}, batch, short_terrain_run(true), Backend::Cuda);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the pool gives back above its threshold here
   int device = 0;

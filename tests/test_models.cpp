@@ -173,6 +173,62 @@ TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
   expect_exclusion_conservative<192>(7);
 }
 
+// dopri5's steps (options.method) as the adaptive driver takes them, at loose and tight
+// tolerances: wherever the bound with the extension's slack (ten times each state's error scale,
+// as Trajectory::adaptive_step_excluded gives it) excludes an accepted step, the guard stays
+// positive at 200 points of the step's continuous extension, which is what its probes read.
+template <int K>
+void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
+  using Model = TerrainBall<K>;
+  std::mt19937_64 rng(seed);
+  Model m;
+  int excluded = 0, steps = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    const std::vector<double> theta = sample_terrain_row<K>(rng);
+    const RowParams th{theta.data(), 1};
+    const auto summary = m.guard_summary(th);
+    double q[4], h = 1e-3, err_prev = core::dopri5::kErrFloor;
+    m.initial_state(th, q);
+    for (double t = 0.0; t < 3.0 && steps < 100000;) {
+      core::Dopri5Step<4, double> st;
+      m.flow(q, 0, th, st.k[0]);
+      core::dopri5_step(m, q, 0, th, h, st);
+      const double err =
+          std::sqrt(core::dopri5_error_sum(q, st, h, rtol, AbsoluteTolerance(rtol), [](double x) { return x; }) / 4.0);
+      if (!(err <= 1.0)) {
+        h = core::dopri5_retry_step(h, err);
+        continue;
+      }
+      ++steps;
+      double slack[4];
+      for (int i = 0; i < 4; ++i) slack[i] = 10.0 * (rtol * std::fmax(std::fabs(q[i]), std::fabs(st.q1[i])) + rtol);
+      if (m.guard_excluded(0, 0, q, st.q1, th, summary, slack)) {
+        ++excluded;
+        for (int s = 1; s <= 200; ++s) {
+          double qs[4];
+          for (int i = 0; i < 4; ++i)
+            qs[i] = core::dopri5_dense_entry(i, s / 200.0, h, q[i], st, [](double x) { return x; });
+          ASSERT_GT(m.guard(0, qs, 0, th), 0.0) << "excluded step at t " << t << " crosses the terrain, rtol " << rtol;
+        }
+      } else if (m.guard(0, st.q1, 0, th) < 0.0) {
+        break;  // reached the ground: this check is about free flight
+      }
+      for (int i = 0; i < 4; ++i) q[i] = st.q1[i];
+      t += h;
+      h = std::fmin(core::dopri5_next_step(h, err, err_prev), 0.05);
+      err_prev = std::fmax(err, core::dopri5::kErrFloor);
+    }
+  }
+  EXPECT_GT(excluded, steps / 4) << "the bound should exclude most free-flight steps";
+}
+
+TEST(ModelConcept, TerrainGuardExclusionWithSlackIsConservativeOnTheExtension) {
+  for (double rtol : {1e-4, 1e-6, 1e-9}) {
+    expect_slack_exclusion_conservative<3>(8, rtol);
+    expect_slack_exclusion_conservative<24>(9, rtol);
+  }
+}
+
 // Wherever the departure bound excludes the step after an impact, the guard stays above 0 along it
 // from the first probe on (400 points), and it excludes most steps after clear bounces.
 template <int K>

@@ -97,6 +97,19 @@ struct has_guard_exclusion<Model, std::void_t<decltype(std::declval<const Model&
                                       0, 0, static_cast<const double*>(nullptr), static_cast<const double*>(nullptr),
                                       std::declval<const RowParams&>()))>> : std::true_type {};
 
+// Optional member `guard_excluded(j, mode, q0, q1, th, summary, slack)`: the guard bound for a
+// probed path whose states may lie up to slack[i] from the flow's, as dopri5's continuous
+// extension does (within its step's tolerance). Without it, dopri5's steps probe every step.
+template <class Model, class Th, class = void>
+struct has_guard_exclusion_with_slack : std::false_type {};
+template <class Model, class Th>
+struct has_guard_exclusion_with_slack<
+    Model, Th,
+    std::void_t<decltype(std::declval<const Model&>().guard_excluded(
+        0, 0, static_cast<const double*>(nullptr), static_cast<const double*>(nullptr), std::declval<const Th&>(),
+        std::declval<const Model&>().guard_summary(std::declval<const Th&>()), static_cast<const double*>(nullptr)))>>
+    : std::true_type {};
+
 template <class Model, class = void>
 struct has_departure_exclusion : std::false_type {};
 template <class Model>

@@ -700,10 +700,6 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // initial-step estimate (st.k[0] holds the flow at the state).
   template <class S>
   SALTATION_HD void ready_trials(const Dopri5Step<N, S>& st) {
-    if (!g_left_known_) {
-      guards_at(q_, mode_, g_left_);
-      g_left_known_ = true;
-    }
     if (this->h_next_ == 0.0) {
       double f0[N];
       for (int i = 0; i < N; ++i) f0[i] = value_of(st.k[0][i]);
@@ -750,7 +746,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       }
     }
     double g_end[M];
-    if (dense_crossing(h, g_end, bracket_)) {
+    const bool excluded = adaptive_step_excluded();
+    if (!excluded && dense_crossing(h, g_end, bracket_)) {
       outcome = StepOutcome::Bracketed;
       return true;
     }
@@ -761,7 +758,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       for (int k = 0; k < N; ++k) this->dense_.k[0][k] = this->dense_.k[6][k];  // the next step's first stage
     }
     for (int k = 0; k < N; ++k) q_[k] = this->dense_.q1[k];
-    for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+    if (!excluded)
+      for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
+    g_left_known_ = !excluded;
     if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, err, this->err_prev_), dt_max());
     this->err_prev_ = ::fmax(err, dopri5::kErrFloor);
     if (last) {
@@ -789,10 +788,35 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     return ::sqrt(sum / entries);
   }
 
+  // Whether the model's guard bound rules every guard out on the accepted step from the state to
+  // dense_.q1, its probes read on the continuous extension: each state's slack is the step's
+  // error scale (rtol |q_i| + atol_i) times kExtensionSlack, what the extension and the step's end
+  // may be off the flow through the state (the accepted step's error, at most that scale per
+  // state in the mean, is of the embedded fourth-order solution, which is the larger).
+  static constexpr double kExtensionSlack = 10.0;
+  SALTATION_HD bool adaptive_step_excluded() const {
+    if constexpr (has_guard_exclusion_with_slack<Model, Th>::value) {
+      double slack[N];
+      for (int i = 0; i < N; ++i)
+        slack[i] = kExtensionSlack * (o_.rtol * ::fmax(::fabs(q_[i]), ::fabs(this->dense_.q1[i])) + o_.atol.of(i));
+      for (int j = 0; j < M; ++j) {
+        if (m_.direction(j, mode_) == 0) continue;
+        if (!m_.guard_excluded(j, mode_, q_, this->dense_.q1, th_, guard_summary_, slack)) return false;
+      }
+      return true;
+    } else {
+      return false;
+    }
+  }
+
   // The guards at the probes' interior points of the accepted step's continuous extension and at
-  // its end; true with the first piece that holds a crossing, else false with the end's guards in
-  // g_end.
-  SALTATION_HD bool dense_crossing(double h, double* g_end, Bracket& br) const {
+  // its end (and at its start, where unknown); true with the first piece that holds a crossing,
+  // else false with the end's guards in g_end.
+  SALTATION_HD bool dense_crossing(double h, double* g_end, Bracket& br) {
+    if (!g_left_known_) {
+      guards_at(q_, mode_, g_left_);
+      g_left_known_ = true;
+    }
     const int pieces = o_.probes + 1;
     double g_prev[M];
     for (int j = 0; j < M; ++j) g_prev[j] = g_left_[j];

@@ -94,6 +94,12 @@ struct TerrainBall {
   SALTATION_HD auto guard_excluded(int j, int mode, const S* q0, const S* q1, const Th& th) const {
     return guard_excluded(j, mode, q0, q1, th, guard_summary(th));
   }
+  // The bound for a probed path whose states may lie up to slack[i] from the flow's (dopri5).
+  template <class Th>
+  SALTATION_HD bool guard_excluded(int, int, const double* q0, const double* q1, const Th& th,
+                                   const terrain_ball::GuardSummary<double>& s, const double* slack) const {
+    return terrain_ball::guard_excluded<K, Bump0>(gravity, double(th[C]), q0, q1, th, s, slack[0], slack[1]);
+  }
   // The departure bound, for the step right after an impact.
   template <class Th>
   SALTATION_HD bool departure_excluded(int, int, const double* q0, double g0, const double* g_q0, double s_first,

@@ -63,14 +63,16 @@ SALTATION_HD S bump_bound(const S& x_lo, const S& x_hi, const Th& th, const S& e
 // has no interior minimum on a step, so y above a bound of the terrain over the step's x-range
 // at both ends rules the crossing out (the margin covers RK4's error on the probes). The bounds,
 // cheapest first: the ceiling (independent of K); the sum of bump_bound over the x-range.
+// x_slack and y_slack widen the x-range and lower the height by how far the probed path may lie
+// from the flow (dopri5's steps and continuous extension: the step's error scale).
 template <int K, int First, class S, class Th>
 SALTATION_HD auto guard_excluded(double gravity, const S& c, const S* q0, const S* q1, const Th& th,
-                                 const GuardSummary<S>& s) {
+                                 const GuardSummary<S>& s, double x_slack = 0.0, double y_slack = 0.0) {
   const auto valid = S(gravity) >= 0.0 && c >= 0.0;
-  const S y_min = select(q0[1] < q1[1], q0[1], q1[1]) - 1e-9 * (1.0 + abs(q0[1]));
+  const S y_min = select(q0[1] < q1[1], q0[1], q1[1]) - 1e-9 * (1.0 + abs(q0[1])) - y_slack;
   const auto below_ceiling = s.ceiling < y_min;
   if (all_lanes(below_ceiling || !valid)) return valid && below_ceiling;
-  const S x_lo = select(q0[0] < q1[0], q0[0], q1[0]), x_hi = select(q0[0] < q1[0], q1[0], q0[0]);
+  const S x_lo = select(q0[0] < q1[0], q0[0], q1[0]) - x_slack, x_hi = select(q0[0] < q1[0], q1[0], q0[0]) + x_slack;
   return valid && (below_ceiling || bump_bound<K, First>(x_lo, x_hi, th, y_min) < y_min);
 }
 
