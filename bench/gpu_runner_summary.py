@@ -56,14 +56,14 @@ def event_agreement(a, b):
     return worst, differing
 
 
-def ncu_values(folder, suffix):
-    """The metrics of the profiled launch (fp64_ncu<suffix>.csv) by name, durations in seconds, or None."""
-    path = os.path.join(folder, f"fp64_ncu{suffix}.csv")
+def ncu_launches(path):
+    """Each launch an `ncu --csv` run profiled, as its metrics by name (durations in seconds), in
+    launch order; none where the file is missing."""
     if not os.path.exists(path):
-        return None
+        return []
     with open(path) as f:
         lines = [line for line in f if line.startswith('"')]
-    values = {}
+    launches = {}
     for row in csv.DictReader(lines):
         name, unit = row.get("Metric Name"), row.get("Metric Unit", "")
         value = float(row.get("Metric Value", "nan").replace(",", ""))
@@ -71,7 +71,16 @@ def ncu_values(folder, suffix):
             if unit not in DURATION_SCALE:
                 raise SystemExit(f"{path}: unknown duration unit {unit!r}")
             value *= DURATION_SCALE[unit]
-        values[name] = value
+        launches.setdefault(int(row["ID"]), {})[name] = value
+    return [launches[k] for k in sorted(launches)]
+
+
+def ncu_values(folder, suffix):
+    """The metrics of the profiled launch (fp64_ncu<suffix>.csv) by name, durations in seconds, or None."""
+    launches = ncu_launches(os.path.join(folder, f"fp64_ncu{suffix}.csv"))
+    if not launches:
+        return None
+    values = launches[0]
     op = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
     if not all(op.format(o) in values for o in ("dadd", "dmul", "dfma")) or "gpu__time_duration.sum" not in values:
         return None

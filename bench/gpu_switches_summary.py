@@ -12,14 +12,12 @@ per instruction.
 Standard library only: `scripts/gpu-check collect` runs it on the development machine.
 Usage: python3 bench/gpu_switches_summary.py bench/results/gpu/switches > bench/results/gpu/switches.md
 """
-import csv
 import glob
 import os
 import statistics
 import sys
-from collections import defaultdict
 
-from gpu_runner_summary import DURATION_SCALE, FP64_PEAK_FLOPS, load_json
+from gpu_runner_summary import FP64_PEAK_FLOPS, load_json, ncu_launches
 
 CONFIGS = ["on", "host_off", "spread_off", "refill_off", "defer_off", "all_off"]
 WHAT_IS_OFF = {
@@ -36,24 +34,6 @@ def record_path(folder, stem):
         if os.path.exists(path):
             return path
     return None
-
-
-def ncu_launches(path):
-    """Each profiled launch's metrics by name (durations in seconds), in launch order."""
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        lines = [line for line in f if line.startswith('"')]
-    launches = defaultdict(dict)
-    for row in csv.DictReader(lines):
-        name, unit = row.get("Metric Name"), row.get("Metric Unit", "")
-        value = float(row.get("Metric Value", "nan").replace(",", ""))
-        if name == "gpu__time_duration.sum":
-            if unit not in DURATION_SCALE:
-                raise SystemExit(f"{path}: unknown duration unit {unit!r}")
-            value *= DURATION_SCALE[unit]
-        launches[int(row["ID"])][name] = value
-    return [launches[k] for k in sorted(launches)]
 
 
 def wall_table(folder):

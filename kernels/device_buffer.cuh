@@ -37,14 +37,31 @@ inline std::size_t mib_from_environment(const char* name, std::size_t fallback, 
   return static_cast<std::size_t>(mib) << 20;
 }
 
+// Whether the current device has stream-ordered memory pools (every device of compute capability
+// 6.0 or later under a recent driver; not, for example, some virtualised ones). False also where
+// the runtime cannot say (a lost context): the cudaMalloc or cudaFree that follows reports it.
+inline bool device_pools_supported() noexcept {
+  int device = 0, supported = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess)
+    return supported != 0;
+  (void)cudaGetLastError();
+  return false;
+}
+
 // Device memory from the device's default stream-ordered pool (cudaMallocAsync). cudaFree waits
 // for the whole device, and memory allocated anew is mapped anew; the pool keeps what a solve
 // freed, up to its release threshold (keep_device_memory), for the next solve's arrays. Taken and
 // given back in the legacy default stream; the non-blocking streams that use the arrays (Stream)
-// are synchronised before the arrays are freed, by their owners' order of declaration.
+// are synchronised before the arrays are freed, by their owners' order of declaration. A device
+// without pools gets cudaMalloc and cudaFree.
 struct DeviceMemory {
   static void* allocate(std::size_t bytes) {
     void* p = nullptr;
+    if (!device_pools_supported()) {
+      SALTATION_CUDA_CHECK(cudaMalloc(&p, bytes));
+      return p;
+    }
     if (cudaMallocAsync(&p, bytes, 0) != cudaSuccess) {
       // Memory the pool keeps for reuse never makes an allocation fail that would fit without it.
       (void)cudaGetLastError();
@@ -59,7 +76,7 @@ struct DeviceMemory {
     SALTATION_CUDA_CHECK(cudaStreamSynchronize(0));
     return p;
   }
-  static cudaError_t release(void* p) noexcept { return cudaFreeAsync(p, 0); }
+  static cudaError_t release(void* p) noexcept { return device_pools_supported() ? cudaFreeAsync(p, 0) : cudaFree(p); }
 };
 
 // What the current device's default pool keeps of freed memory: SALTATION_DEVICE_CACHE_MIB, or
@@ -70,6 +87,7 @@ constexpr std::size_t kDeviceKeptBytes = std::size_t(2) << 30;
 inline std::size_t keep_device_memory() {
   static const std::size_t bound =
       mib_from_environment("SALTATION_DEVICE_CACHE_MIB", kDeviceKeptBytes, "keeps no device memory between solves");
+  if (!device_pools_supported()) return 0;
   int device = 0;
   cudaMemPool_t pool = nullptr;
   SALTATION_CUDA_CHECK(cudaGetDevice(&device));

@@ -16,6 +16,8 @@
 // instead (adaptive_step): the guards probed on each step's continuous extension, the event
 // located on it.
 #include <cstddef>
+#include <new>
+#include <type_traits>
 
 #include "saltation/config.hpp"
 #include "saltation/core/clock.hpp"
@@ -60,8 +62,16 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
                           const typename Output::View& out)
       : m_(m), o_(o), th_(th), out_(out, i) {}
 
-  // A trajectory of the same model, options and outputs on row i of the batch, not yet begun.
-  SALTATION_HD Trajectory on_row(const Th& th, std::size_t i) const { return Trajectory(m_, o_, th, i, out_.view()); }
+  // The same model, options and outputs on row i of the batch, not yet begun: built in place over
+  // this trajectory, since a temporary would double the stack frame of a wide model's sensitivity
+  // kernel (its tangents take tens of kilobytes).
+  SALTATION_HD void restart_on_row(const Th& th, std::size_t i) {
+    static_assert(std::is_trivially_destructible<Trajectory>::value, "restart_on_row builds over the old one");
+    const Model m = m_;
+    const Options o = o_;
+    const typename Output::View out = out_.view();
+    ::new (static_cast<void*>(this)) Trajectory(m, o, th, i, out);
+  }
 
   // One trajectory on its own: the CPU driver's way.
   SALTATION_HD void run() {
@@ -945,7 +955,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
         for (int p = 0; p < P; ++p) out_.final_dq(k, p, ::nan(""));
   }
 
-  // Not const: a CUDA lane that refills assigns a new trajectory over its ended one (warp.hpp).
+  // Not const: restart_on_row builds a new trajectory over this one, which C++17 allows to be used
+  // through the old name only for a type without const or reference members.
   Model m_;
   Options o_;
   Th th_;

@@ -49,7 +49,7 @@ class WarpLane {
   // trajectory over the ended one, begun at once. Out of line on the device: inlined, the forward
   // kernels need more registers than their rule allows (scripts/ptxas-check).
   SALTATION_DEVICE_NOINLINE SALTATION_HD void take_row(const Th& th, std::size_t i) {
-    tr_ = tr_.on_row(th, i);
+    tr_.restart_on_row(th, i);
     ended_ = tr_.begin();
     pending_ = false;
     waited_ = 0;
