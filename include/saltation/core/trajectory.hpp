@@ -799,10 +799,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   }
 
   // Whether the model's guard bound rules every guard out on the accepted step from the state to
-  // dense_.q1, its probes read on the continuous extension: each state's slack is the step's
-  // error scale (rtol |q_i| + atol_i) times kExtensionSlack, what the extension and the step's end
-  // may be off the flow through the state (the accepted step's error, at most that scale per
-  // state in the mean, is of the embedded fourth-order solution, which is the larger).
+  // dense_.q1. The probes would read the continuous extension, which (as the step's end) lies off
+  // the flow through the state by about the step's error: each state's slack is kExtensionSlack
+  // times its error scale, rtol max(|q0_i|, |q1_i|) + atol_i (docs/models.md).
   static constexpr double kExtensionSlack = 10.0;
   SALTATION_HD bool adaptive_step_excluded() const {
     if constexpr (has_guard_exclusion_with_slack<Model, Th>::value) {
