@@ -133,18 +133,27 @@ TEST(ModelConcept, TerrainAnalyticEventPartialsMatchDualNumbers) {
   expect_analytic_partials_match_duals<24>(2);
 }
 
-// Wherever the bound excludes a step, the guard stays positive at 200 points along that step.
-template <int K>
-void expect_exclusion_conservative(std::uint64_t seed) {
-  using Model = TerrainBall<K>;
+// Ten sampled terrains, each flown from its initial state by `fly(m, th, q)`, which counts its
+// steps and those the bound excluded; the bound must exclude most free-flight steps.
+template <int K, class Fly>
+void expect_most_steps_excluded(std::uint64_t seed, Fly fly) {
   std::mt19937_64 rng(seed);
-  Model m;
+  TerrainBall<K> m;
   int excluded = 0, steps = 0;
   for (int trial = 0; trial < 10; ++trial) {
     const std::vector<double> theta = sample_terrain_row<K>(rng);
     const RowParams th{theta.data(), 1};
     double q[4];
     m.initial_state(th, q);
+    fly(m, th, q, excluded, steps);
+  }
+  EXPECT_GT(excluded, steps / 4) << "the bound should exclude most free-flight steps";
+}
+
+// Wherever the bound excludes a step, the guard stays positive at 200 points along that step.
+template <int K>
+void expect_exclusion_conservative(std::uint64_t seed) {
+  expect_most_steps_excluded<K>(seed, [](const auto& m, const RowParams& th, double* q, int& excluded, int& steps) {
     const double dt = 1e-2;
     for (int n = 0; n < 150; ++n) {
       double q1[4];
@@ -162,8 +171,7 @@ void expect_exclusion_conservative(std::uint64_t seed) {
       }
       for (int k = 0; k < 4; ++k) q[k] = q1[k];
     }
-  }
-  EXPECT_GT(excluded, steps / 4) << "the bound should exclude most free-flight steps";
+  });
 }
 
 TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
@@ -179,16 +187,9 @@ TEST(ModelConcept, TerrainGuardExclusionIsConservative) {
 // positive at 200 points of the step's continuous extension, which is what its probes read.
 template <int K>
 void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
-  using Model = TerrainBall<K>;
-  std::mt19937_64 rng(seed);
-  Model m;
-  int excluded = 0, steps = 0;
-  for (int trial = 0; trial < 10; ++trial) {
-    const std::vector<double> theta = sample_terrain_row<K>(rng);
-    const RowParams th{theta.data(), 1};
+  expect_most_steps_excluded<K>(seed, [rtol](const auto& m, const RowParams& th, double* q, int& excluded, int& steps) {
     const auto summary = m.guard_summary(th);
-    double q[4], h = 1e-3, err_prev = core::dopri5::kErrFloor;
-    m.initial_state(th, q);
+    double h = 1e-3, err_prev = core::dopri5::kErrFloor;
     for (double t = 0.0; t < 3.0 && steps < 100000;) {
       core::Dopri5Step<4, double> st;
       m.flow(q, 0, th, st.k[0]);
@@ -218,8 +219,7 @@ void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
       h = std::fmin(core::dopri5_next_step(h, err, err_prev), 0.05);
       err_prev = std::fmax(err, core::dopri5::kErrFloor);
     }
-  }
-  EXPECT_GT(excluded, steps / 4) << "the bound should exclude most free-flight steps";
+  });
 }
 
 TEST(ModelConcept, TerrainGuardExclusionWithSlackIsConservativeOnTheExtension) {
