@@ -76,38 +76,43 @@ TEST(StaticLanes, CppModelTypeMatchesTheScalarDriverBitwise) {
   }
   const Batch batch = Batch::from_rows(rows, DecayingDuffing::P);
   const std::vector<ObjectiveSpec> objectives = {{ObjectiveKind::EventTime, 0}, {ObjectiveKind::EventCount}};
-  for (const int probes : {0, 3})
-    for (const bool sens : {false, true}) {
-      SCOPED_TRACE("probes " + std::to_string(probes) + ", sensitivities " + std::to_string(sens));
-      Options o;
-      o.t_final = 12.0;
-      o.dt = 0.01;
-      o.probes = probes;
-      o.v_stop = 0.05;
-      o.event_capacity = 40;
-      o.sensitivities = sens;
-      o.threads = 2;
-      {
-        saltation::testing::SimdChoice best("best");
-        Result lanes(batch.n, 3, 6, o.event_capacity, sens);
-        EXPECT_TRUE(cpu::solve_static_lanes<core::FullRecord>(DecayingDuffing{}, batch.theta.data(), batch.n,
-                                                              normalize_options(o), lanes.view(), nullptr))
-            << "forward runs and runs with sensitivities take the lanes";
+  for (const Method method : {Method::Rk4, Method::Dopri5})
+    for (const int probes : {0, 3})
+      for (const bool sens : {false, true}) {
+        SCOPED_TRACE("method " + std::to_string(static_cast<int>(method)) + ", probes " + std::to_string(probes) +
+                     ", sensitivities " + std::to_string(sens));
+        Options o;
+        o.method = method;
+        o.rtol = 1e-9;
+        o.atol = 1e-9;
+        o.t_final = 12.0;
+        o.dt = 0.01;
+        o.probes = probes;
+        o.v_stop = 0.05;
+        o.event_capacity = 40;
+        o.sensitivities = sens;
+        o.threads = 2;
+        {
+          saltation::testing::SimdChoice best("best");
+          Result lanes(batch.n, 3, 6, o.event_capacity, sens);
+          EXPECT_TRUE(cpu::solve_static_lanes<core::FullRecord>(DecayingDuffing{}, batch.theta.data(), batch.n,
+                                                                normalize_options(o), lanes.view(), nullptr))
+              << "forward runs and runs with sensitivities take the lanes";
+        }
+        auto solve_both = [&](const char* simd) {
+          saltation::testing::SimdChoice choice(simd);
+          return std::pair{solve(DecayingDuffing{}, batch, o, Backend::Cpu),
+                           observe(DecayingDuffing{}, batch, o, objectives,
+                                   sens ? std::vector<int>{2, 5} : std::vector<int>{}, Backend::Cpu)};
+        };
+        auto [lanes, lanes_observed] = solve_both("best");
+        auto [scalar, scalar_observed] = solve_both("0");
+        saltation::testing::expect_bitwise(lanes, scalar);
+        saltation::testing::expect_bitwise(lanes_observed, scalar_observed);
+        int events = 0;
+        for (std::size_t i = 0; i < scalar.n; ++i) events += scalar.n_events[i];
+        EXPECT_GT(events, static_cast<int>(batch.n));
       }
-      auto solve_both = [&](const char* simd) {
-        saltation::testing::SimdChoice choice(simd);
-        return std::pair{solve(DecayingDuffing{}, batch, o, Backend::Cpu),
-                         observe(DecayingDuffing{}, batch, o, objectives,
-                                 sens ? std::vector<int>{2, 5} : std::vector<int>{}, Backend::Cpu)};
-      };
-      auto [lanes, lanes_observed] = solve_both("best");
-      auto [scalar, scalar_observed] = solve_both("0");
-      saltation::testing::expect_bitwise(lanes, scalar);
-      saltation::testing::expect_bitwise(lanes_observed, scalar_observed);
-      int events = 0;
-      for (std::size_t i = 0; i < scalar.n; ++i) events += scalar.n_events[i];
-      EXPECT_GT(events, static_cast<int>(batch.n));
-    }
 }
 
 // Dual numbers of lane vectors (dual.hpp and elementary.hpp over the lanes' LaneVec, what a

@@ -136,6 +136,47 @@ __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q,
   }
 }
 
+// With sensitivities: one Dormand-Prince trial step for all W lanes as lanes_dopri5_step, on dual
+// numbers of lane vectors seeded with the lanes' segment tangents Y ([(i * W + c) * kW + l]) and
+// the flow parameters in their slots (Trajectory::tangent_start's). A dual entry i of the state
+// keeps its value and its slots as entries i * E .. i * E + W (E = W + 1): q1 as [(i * E + e) * kW
+// + l], the stages k as [((stage * N + i) * E + e) * kW + l]. The first stage is formed from q and
+// Y unless `first_known` (k holds it already: the last accepted step's seventh).
+template <class Model>
+__attribute__((flatten)) void lanes_dopri5_tangent_step(const Model& m, const double* q, const double* Y, int mode,
+                                                        const double* rows, const double* h, bool first_known,
+                                                        double* k, double* q1) {
+  constexpr int N = Model::N, W = core::tangent_width<Model>(), E = W + 1;
+  using D = Dual<W, LaneVec>;
+  const Tag d;
+  const core::FlowSeededParams<Model, LaneArray, N> th{LaneArray{rows}};
+  auto load = [&](const double* a, int entry) {
+    D x(LaneVec(hn::Load(d, a + entry * E * kW)));
+    for (int c = 0; c < W; ++c) x.d[c] = LaneVec(hn::Load(d, a + (entry * E + 1 + c) * kW));
+    return x;
+  };
+  auto store = [&](const D& x, double* a, int entry) {
+    hn::Store(x.v.v, d, a + entry * E * kW);
+    for (int c = 0; c < W; ++c) hn::Store(x.d[c].v, d, a + (entry * E + 1 + c) * kW);
+  };
+  D q0[N];
+  core::Dopri5Step<N, D> st;
+  for (int i = 0; i < N; ++i) {
+    q0[i] = D(LaneVec(hn::Load(d, q + i * kW)));
+    for (int c = 0; c < W; ++c) q0[i].d[c] = LaneVec(hn::Load(d, Y + (i * W + c) * kW));
+  }
+  if (first_known) {
+    for (int i = 0; i < N; ++i) st.k[0][i] = load(k, i);
+  } else {
+    m.flow(q0, mode, th, st.k[0]);
+  }
+  core::dopri5_step(m, q0, mode, th, LaneVec(hn::Load(d, h)), st);
+  for (int i = 0; i < N; ++i) {
+    for (int stage = first_known ? 1 : 0; stage < 7; ++stage) store(st.k[stage][i], k, stage * N + i);
+    store(st.q1[i], q1, i);
+  }
+}
+
 // A guard value past its surface in the guard's (non-zero) direction, lane by lane (core::past_surface).
 inline LaneMask lanes_past_surface(int direction, const LaneVec& g) {
   return direction < 0 ? g < LaneVec(0.0) : g > LaneVec(0.0);
@@ -304,7 +345,7 @@ struct has_lane_guard_bound<Model, std::void_t<decltype(std::declval<const Model
     : std::true_type {};
 
 // One thread's group of W lanes, taking rows from the shared counter `next` until none is left.
-// Stepping dopri5 (forward only) takes each lane's trial steps together (adaptive_trials).
+// Stepping dopri5 takes each lane's trial steps together (adaptive_trials).
 template <class Output, class Model, bool Sens, Method Stepping = Method::Rk4>
 class LaneGroup {
  public:
@@ -317,6 +358,9 @@ class LaneGroup {
   static constexpr bool kTangentStep = Sens && !has_affine_flow<Model>::value;
   // The first column of the tangent the flight carries: the flow parameters' for an affine flow.
   static constexpr int kFirstColumn = kAffineTangent ? N : 0;
+  // dopri5's trial steps: their scalar, and the doubles it takes (with Sens a dual number's value and slots).
+  using TrialScalar = std::conditional_t<Sens, Dual<W>, double>;
+  static constexpr int kE = Sens ? W + 1 : 1;
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
             std::atomic<std::size_t>& next, ProgressCounter& counter)
@@ -349,13 +393,14 @@ class LaneGroup {
 
  private:
   // dopri5: one trial step of every lane whose trajectory is in the mode of the first, together
-  // (lanes_dopri5_step, each lane with its own size); each lane's trajectory then judges its own
+  // (lanes_dopri5_step, each lane with its own size; with sensitivities on dual numbers,
+  // lanes_dopri5_tangent_step); each lane's trajectory then judges its own
   // (Trajectory::adaptive_trial_taken: accepted or not, the next size, a crossing on the dense
   // output) and takes an event it holds. A lane in another mode steps alone. Returns false when
   // every lane is empty.
   bool adaptive_trials() {
-    static_assert(!Sens, "dopri5 with sensitivities runs in the scalar driver");
-    HWY_ALIGN double q[N * kW], k[7 * N * kW], q1[N * kW], h[kW];
+    HWY_ALIGN double q[N * kW], q1[N * kE * kW], h[kW], Y[N * W * kT + 1];
+    double* k = trial_k_;
     unsigned trying = 0;
     int mode = -1, first = -1;
     for (int l = 0; l < kW; ++l) {
@@ -369,39 +414,68 @@ class LaneGroup {
         end_and_refill(l);
         continue;
       }
-      const double *s = lane_[l]->state(), *f = lane_[l]->first_stage();
-      for (int i = 0; i < N; ++i) {
-        q[i * kW + l] = s[i];
-        k[i * kW + l] = f[i];
+      const double* s = lane_[l]->state();
+      for (int i = 0; i < N; ++i) q[i * kW + l] = s[i];
+      if constexpr (Sens) {
+        const double* y = lane_[l]->tangent();
+        for (int e = 0; e < N * W; ++e) Y[e * kW + l] = y[e];
+      } else {
+        const double* f = lane_[l]->first_stage();
+        for (int i = 0; i < N; ++i) k[i * kW + l] = f[i];
       }
       trying |= 1u << l;
       if (first < 0) first = l;
     }
+    first_known_ &= trying;  // a lane that did not try may have moved, or taken a new row
     if (mode < 0) return false;
     if (!trying) return true;
     for (int l = 0; l < kW; ++l) {  // the others compute the first's step, never read
       if (trying >> l & 1u) continue;
       h[l] = h[first];
-      for (int i = 0; i < N; ++i) {
-        q[i * kW + l] = q[i * kW + first];
-        k[i * kW + l] = k[i * kW + first];
-      }
+      for (int i = 0; i < N; ++i) q[i * kW + l] = q[i * kW + first];
+      for (int e = 0; e < N * kE; ++e) k[e * kW + l] = k[e * kW + first];  // the first stage
+      if constexpr (Sens)
+        for (int e = 0; e < N * W; ++e) Y[e * kW + l] = Y[e * kW + first];
     }
-    lanes_dopri5_step(m_, q, k, mode, rows_, h, k, q1);
+    if constexpr (Sens) {
+      lanes_dopri5_tangent_step(m_, q, Y, mode, rows_, h, (trying & ~first_known_) == 0, k, q1);
+    } else {
+      lanes_dopri5_step(m_, q, k, mode, rows_, h, k, q1);
+    }
+    unsigned known = 0;  // the lanes whose first stage k holds for their next trial
     for (unsigned b = trying; b; b &= b - 1) {
       const int l = __builtin_ctz(b);
-      core::Dopri5Step<N, double> st;
+      core::Dopri5Step<N, TrialScalar> st;
       for (int i = 0; i < N; ++i) {
-        for (int stage = 0; stage < 7; ++stage) st.k[stage][i] = k[(stage * N + i) * kW + l];
-        st.q1[i] = q1[i * kW + l];
+        for (int stage = 0; stage < 7; ++stage) st.k[stage][i] = trial_entry(k, stage * N + i, l);
+        st.q1[i] = trial_entry(q1, i, l);
       }
       typename Traj::StepOutcome outcome;
-      if (!lane_[l]->adaptive_trial_taken(st, h[l], outcome)) continue;  // rejected: retried shorter
+      if (!lane_[l]->adaptive_trial_taken(st, h[l], outcome)) {  // rejected: retried shorter from the same state
+        known |= 1u << l;
+        continue;
+      }
+      if (outcome == Traj::StepOutcome::Stepped) {  // the next step's first stage is this one's last
+        for (int e = 0; e < N * kE; ++e) k[e * kW + l] = k[(6 * N * kE + e) * kW + l];
+        known |= 1u << l;
+      }
       if (outcome == Traj::StepOutcome::Ended ||
           (outcome == Traj::StepOutcome::Bracketed && lane_[l]->take_bracketed_event()))
         end_and_refill(l);
     }
+    first_known_ = known;
     return true;
+  }
+
+  // A trial step's entry `index` on lane l, from arrays as lanes_dopri5_step's and lanes_dopri5_tangent_step's.
+  static TrialScalar trial_entry(const double* a, int index, int l) {
+    if constexpr (Sens) {
+      TrialScalar x(a[index * kE * kW + l]);
+      for (int c = 0; c < W; ++c) x.d[c] = a[(index * kE + 1 + c) * kW + l];
+      return x;
+    } else {
+      return a[index * kW + l];
+    }
   }
 
   // The flying lanes' states, held here between their free steps: q as [k * W + l], and t with its
@@ -634,6 +708,10 @@ class LaneGroup {
   std::atomic<std::size_t>& next_;
   ProgressCounter& counter_;
   HWY_ALIGN double rows_[P * kW] = {};  // the lanes' parameter rows, transposed
+  // dopri5's trial stages (adaptive_trials), kept for the first stage of a lane's next trial: with
+  // Sens the lanes whose first stage it holds are first_known_'s.
+  HWY_ALIGN double trial_k_[Stepping == Method::Dopri5 ? 7 * N * kE * kW : 1];
+  unsigned first_known_ = 0;
   std::optional<Traj> lane_[kW];
   int matrices_mode_[kW];  // for an affine tangent: the mode whose step matrices lane l's columns hold, or -1
   // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).

@@ -2,7 +2,7 @@
 // The CPU's SIMD lanes (docs/simd_lanes.md): W trajectories in lockstep, one per lane of a vector
 // (8 with AVX-512, 4 with AVX2, chosen at run time), the CPU's analogue of a CUDA warp. Their
 // free-flight steps run as one vector RK4 step of the same rk4_step and model code (dopri5's
-// trial steps, forward, as one vector step of dopri5_step, each lane with its own size); every other
+// trial steps as one vector step of dopri5_step, each lane with its own size); every other
 // step and every event takes the per-trajectory routine lane by lane, and a lane whose trajectory
 // ends takes the next row. Results equal cpu::solve's bit for bit.
 //
@@ -31,8 +31,7 @@ struct LaneTarget {
 LaneTarget lane_target();
 
 // Runs the batch like cpu::solve<Output> (same arguments, same results) in SIMD lanes, and returns
-// true; returns false, having done nothing, where the lanes do not apply: no lane target (above),
-// or dopri5 with sensitivities (its tangent steps on dual numbers run in the scalar driver).
+// true; returns false, having done nothing, where the lanes do not apply: no lane target (above).
 // Defined for the models with has_cpu_lanes<Model>.
 template <class Output, class Model>
 bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,

@@ -22,8 +22,11 @@ bool solve_static_lanes(const Model& model, const double* theta, std::size_t n, 
   if (request == SimdRequest::None || (request == SimdRequest::Avx2 && HWY_STATIC_TARGET != HWY_AVX2)) return false;
   namespace lanes = cpu_lanes::HWY_NAMESPACE;
   if (options.method == Method::Dopri5) {
-    if (options.sensitivities) return false;  // dopri5 with sensitivities: the scalar driver
-    lanes::run_lanes<Output, Model, false, Method::Dopri5>(model, theta, n, options, out, progress);
+    if (options.sensitivities) {
+      lanes::run_lanes<Output, Model, true, Method::Dopri5>(model, theta, n, options, out, progress);
+    } else {
+      lanes::run_lanes<Output, Model, false, Method::Dopri5>(model, theta, n, options, out, progress);
+    }
   } else if (options.sensitivities) {
     lanes::run_lanes<Output, Model, true>(model, theta, n, options, out, progress);
   } else {

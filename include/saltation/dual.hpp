@@ -161,6 +161,15 @@ struct Dual {
     for (int k = 0; k < D; ++k) r.d[k] = a * b.d[k];
     return r;
   }
+  // A factor of the value type (a lane vector: each lane's own step size) as a double one is, not
+  // lifted to a dual number, whose zero slots would turn -0 into +0 and meet inf with NaN.
+  template <class U = T, std::enable_if_t<!std::is_same<U, double>::value, int> = 0>
+  friend SALTATION_HD Dual operator*(const T& a, const Dual& b) {
+    Dual r;
+    r.v = a * b.v;
+    for (int k = 0; k < D; ++k) r.d[k] = a * b.d[k];
+    return r;
+  }
   friend SALTATION_HD Dual operator/(const Dual& a, double b) {
     Dual r;
     r.v = a.v / b;

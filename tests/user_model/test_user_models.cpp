@@ -285,11 +285,11 @@ TEST(UserModelFile, HopperSensitivitiesAgreeWithFiniteDifferences) {
 }
 
 // A model file runs its free flight in the CPU's SIMD lanes (compiled into its plugin for this CPU's vector target):
-// records and observations bitwise those of the scalar driver (SALTATION_SIMD=0), by RK4 and by dopri5 (forward in
-// lanes, with sensitivities in the scalar driver either way), forward and with sensitivities,
-// with probes 0 and 3, over rows that bounce, settle, chatter, overflow and fall outside the domain. The ball and the
-// hopper are affine (their tangents from step matrices); the Duffing oscillator (x^3, cos), the pendulum with drag
-// (sin, abs) and the ball in air (exp, log, sin, atan2) are not (their tangents on dual numbers of lane vectors).
+// records and observations bitwise those of the scalar driver (SALTATION_SIMD=0), by RK4 and by dopri5, forward and
+// with sensitivities, with probes 0 and 3, over rows that bounce, settle, chatter, overflow and fall outside the
+// domain. The ball and the hopper are affine (their tangents from step matrices); the Duffing oscillator (x^3, cos),
+// the pendulum with drag (sin, abs) and the ball in air (exp, log, sin, atan2) are not (their tangents on dual numbers
+// of lane vectors).
 TEST(UserModelFile, SimdLanesMatchTheScalarDriverBitwise) {
   {
     saltation::testing::SimdChoice best("best");

@@ -39,7 +39,7 @@ struct Options {
                                     // true: bad rows get status InvalidInput and the rest run
   // Derived by normalize_options(); the same on every backend.
   int locate_iterations = 0;
-  // Adaptive steps: on every backend (the CPU's SIMD lanes forward only).
+  // Adaptive steps: on every backend.
   Method method = Method::Rk4;
   bool error_on_sensitivities = false;  // dopri5 with sensitivities: the tangent's error controls the step too
   double rtol = 1e-6;                   // dopri5: relative tolerance of each step's local error

@@ -238,24 +238,49 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   }
 
   // For a driver that takes several trajectories' adaptive trial steps at once (the CPU's SIMD
-  // lanes, forward dopri5): adaptive_trial() readies the next trial from the state, the flow
-  // there (the step's first stage) in first_stage() and its size in h, and is false when the steps
-  // are used up (the trajectory has ended with status step_limit). The driver takes dopri5_step of
-  // h from state() and hands the step to adaptive_trial_taken(), which goes on as step() would:
-  // false when the trial was rejected (the next one is shorter), else true with step()'s outcome.
+  // lanes): adaptive_trial() readies the next trial from the state and gives its size in h; false
+  // when the steps are used up (the trajectory has ended with status step_limit). The driver takes
+  // dopri5_step of h from state(): forward with the flow there (the step's first stage) from
+  // first_stage(); with Sens on dual numbers seeded with the segment tangent, tangent() (as
+  // tangent_start does). It hands the step to adaptive_trial_taken(), which goes on as step()
+  // would: false when the trial was rejected (the next one is shorter), else true with step()'s
+  // outcome.
   SALTATION_HD bool adaptive_trial(double& h) {
-    static_assert(kAdaptive && !Sens, "trial steps taken elsewhere are dopri5's, forward");
-    ready_first_stage();
-    ready_trials(this->dense_);
+    static_assert(kAdaptive, "trial steps taken elsewhere are dopri5's");
+    if constexpr (Sens) {
+      tan_.up_to_date();
+      if (this->h_next_ == 0.0) {  // the flow's values are those of the first stage on dual numbers
+        double f0[N];
+        m_.flow(q_, mode_, th_, f0);
+        ready_trials(f0);
+      }
+    } else {
+      ready_first_stage();
+      ready_trials(this->dense_.k[0]);
+    }
     return trial_size(h);
   }
-  SALTATION_HD const double* first_stage() const { return this->dense_.k[0]; }
-  SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, double>& st, double h, StepOutcome& outcome) {
-    for (int i = 0; i < N; ++i) {
-      for (int stage = 1; stage < 7; ++stage) this->dense_.k[stage][i] = st.k[stage][i];
-      this->dense_.q1[i] = st.q1[i];
+  SALTATION_HD const double* first_stage() const {
+    static_assert(!Sens, "with Sens the first stage is on dual numbers seeded with tangent()");
+    return this->dense_.k[0];
+  }
+  SALTATION_HD const double* tangent() const {
+    static_assert(Sens, "a forward run has no tangent");
+    return tan_.Y;
+  }
+  template <class S>
+  SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, S>& st, double h, StepOutcome& outcome) {
+    if constexpr (Sens) {
+      TangentScalar q0[N];
+      seeded_state(q0);
+      return trial_taken(q0, st, h, outcome);
+    } else {
+      for (int i = 0; i < N; ++i) {
+        for (int stage = 1; stage < 7; ++stage) this->dense_.k[stage][i] = st.k[stage][i];
+        this->dense_.q1[i] = st.q1[i];
+      }
+      return trial_taken(q_, this->dense_, h, outcome);
     }
-    return trial_taken(q_, this->dense_, h, outcome);
   }
 
  private:
@@ -696,7 +721,11 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // accepted: then probed for a crossing, and taken unless it holds one.
   template <class S, class Params>
   SALTATION_HD StepOutcome adaptive_trials(const S* q0, const Params& params, Dopri5Step<N, S>& st) {
-    ready_trials(st);
+    if (this->h_next_ == 0.0) {
+      double f0[N];
+      for (int i = 0; i < N; ++i) f0[i] = value_of(st.k[0][i]);
+      ready_trials(f0);
+    }
     for (;;) {
       double h;
       if (!trial_size(h)) return StepOutcome::Ended;
@@ -706,15 +735,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     }
   }
 
-  // Before a step's trials: the guards at the state, and the first step's size from the
-  // initial-step estimate (st.k[0] holds the flow at the state).
-  template <class S>
-  SALTATION_HD void ready_trials(const Dopri5Step<N, S>& st) {
-    if (this->h_next_ == 0.0) {
-      double f0[N];
-      for (int i = 0; i < N; ++i) f0[i] = value_of(st.k[0][i]);
-      this->h_next_ = dopri5_initial_step(m_, q_, f0, mode_, th_, o_.rtol, o_.atol, dt_max());
-    }
+  // Before a trajectory's first trial: its size from the initial-step estimate (f0 the flow at the state).
+  SALTATION_HD void ready_trials(const double* f0) {
+    if (this->h_next_ == 0.0) this->h_next_ = dopri5_initial_step(m_, q_, f0, mode_, th_, o_.rtol, o_.atol, dt_max());
   }
   // The next trial's size: the controller's, or the remainder to t_final. False when the steps
   // tried have reached max_steps: the trajectory has ended, status step_limit.
@@ -901,11 +924,14 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   using TangentScalar = Dual<kWidth>;
   SALTATION_HD void tangent_start(TangentScalar* q0, Dopri5Step<N, TangentScalar>& st) {
     tan_.up_to_date();
+    seeded_state(q0);
+    m_.flow(q0, mode_, FlowSeededParams<Model, Th, N>{th_}, st.k[0]);
+  }
+  SALTATION_HD void seeded_state(TangentScalar* q0) const {
     for (int i = 0; i < N; ++i) {
       q0[i] = TangentScalar(q_[i]);
       for (int c = 0; c < kWidth; ++c) q0[i].d[c] = tan_.Y[i * kWidth + c];
     }
-    m_.flow(q0, mode_, FlowSeededParams<Model, Th, N>{th_}, st.k[0]);
   }
 
   // X(0) = d q0 / dtheta.
