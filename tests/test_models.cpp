@@ -189,7 +189,7 @@ template <int K>
 void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
   expect_most_steps_excluded<K>(seed, [rtol](const auto& m, const RowParams& th, double* q, int& excluded, int& steps) {
     const auto summary = m.guard_summary(th);
-    double h = 1e-3, err_prev = core::dopri5::kErrFloor;
+    double h = 1e-3, log_err_prev = core::dopri5::kLogErrFloor;
     for (double t = 0.0; t < 3.0 && steps < 100000;) {
       core::Dopri5Step<4, double> st;
       m.flow(q, 0, th, st.k[0]);
@@ -216,8 +216,9 @@ void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
       }
       for (int i = 0; i < 4; ++i) q[i] = st.q1[i];
       t += h;
-      h = std::fmin(core::dopri5_next_step(h, err, err_prev), 0.05);
-      err_prev = std::fmax(err, core::dopri5::kErrFloor);
+      const double log_err = core::dopri5_log_error(err);
+      h = std::fmin(core::dopri5_next_step(h, log_err, log_err_prev), 0.05);
+      log_err_prev = std::fmax(log_err, core::dopri5::kLogErrFloor);
     }
   });
 }

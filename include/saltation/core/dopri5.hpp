@@ -11,6 +11,7 @@
 #include "saltation/core/options.hpp"
 #include "saltation/core/params.hpp"
 #include "saltation/dual.hpp"
+#include "saltation/elementary.hpp"
 #include "saltation/numeric.hpp"
 
 namespace saltation::core {
@@ -32,9 +33,13 @@ constexpr double d1 = -12715105075.0 / 11282082432.0, d3 = 87487479700.0 / 32700
                  d4 = -10690763975.0 / 1880347072.0, d5 = 701980252875.0 / 199316789632.0,
                  d6 = -1453857185.0 / 822651844.0, d7 = 69997945.0 / 29380423.0;
 // The step size control (Hairer's PI controller): the next step h * clamp(safety / err^(1/5 - 0.75
-// beta) * err_prev^beta), at most kGrow and at least kShrink times the last.
+// beta) * err_prev^beta), at most kGrow and at least kShrink times the last. The powers are taken
+// as exp and log of the project's own (elementary.hpp), which are cheaper than the C library's
+// pow and the same in the CPU's lanes.
 constexpr double kSafety = 0.9, kBeta = 0.04, kShrink = 0.2, kGrow = 10.0;
-constexpr double kErrFloor = 1e-4;  // err_prev is at least this: a near-exact step does not inflate the next
+constexpr double kErrExponent = -(0.2 - 0.75 * kBeta);
+// err_prev is at least kErrFloor (its log at least kLogErrFloor): a near-exact step does not inflate the next.
+constexpr double kErrFloor = 1e-4, kLogErrFloor = -9.210340371976182;
 }  // namespace dopri5
 
 // One step's stages and end state: k[0] the flow at the start (given), k[6] at the end.
@@ -106,16 +111,19 @@ SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, do
   return sum;
 }
 
-// The next step after an accepted one of h with error err (err_prev: the last accepted step's).
-SALTATION_HD inline double dopri5_next_step(double h, double err, double err_prev) {
+// The log of an accepted step's error err (0 <= err <= 1), as the controller takes it.
+SALTATION_HD inline double dopri5_log_error(double err) { return elementary::log(::fmax(err, 1e-300)); }
+// The next step after an accepted one of h with log error log_err (log_err_prev: the last
+// accepted step's, at least kLogErrFloor).
+SALTATION_HD inline double dopri5_next_step(double h, double log_err, double log_err_prev) {
   using namespace dopri5;
-  const double grow = kSafety * ::pow(::fmax(err, 1e-300), -(0.2 - 0.75 * kBeta)) * ::pow(err_prev, kBeta);
+  const double grow = kSafety * elementary::exp(kErrExponent * log_err + kBeta * log_err_prev);
   return h * ::fmin(kGrow, ::fmax(kShrink, grow));
 }
 // The retry after a rejected step of h with error err (> 1, or not finite).
 SALTATION_HD inline double dopri5_retry_step(double h, double err) {
   using namespace dopri5;
-  const double shrink = is_finite(err) ? kSafety * ::pow(err, -(0.2 - 0.75 * kBeta)) : kShrink;
+  const double shrink = is_finite(err) ? kSafety * elementary::exp(kErrExponent * elementary::log(err)) : kShrink;
   return h * ::fmax(kShrink, ::fmin(1.0, shrink));
 }
 

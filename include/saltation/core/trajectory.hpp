@@ -39,14 +39,14 @@ namespace saltation::core {
 
 // What adaptive steps keep between calls (options.method dopri5): the last step tried (held with
 // a bracket until take_bracketed_event), its size, the next step's size (0: not chosen yet), the
-// last accepted step's error and the steps tried so far. RK4 keeps nothing, and as an empty base
+// log of the last accepted step's error and the steps tried so far. RK4 keeps nothing, and as an empty base
 // this takes no room in its trajectories.
 template <Method Stepping, int N>
 struct AdaptiveState {};
 template <int N>
 struct AdaptiveState<Method::Dopri5, N> {
   Dopri5Step<N, double> dense_;
-  double h_step_ = 0.0, h_next_ = 0.0, err_prev_ = dopri5::kErrFloor;
+  double h_step_ = 0.0, h_next_ = 0.0, log_err_prev_ = dopri5::kLogErrFloor;
   long long steps_ = 0;
 };
 
@@ -357,7 +357,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     trend_.restart();
     f_left_known_ = false;
     departing_ = departure_clear ? j : -1;
-    if constexpr (kAdaptive) this->err_prev_ = dopri5::kErrFloor;
+    if constexpr (kAdaptive) this->log_err_prev_ = dopri5::kLogErrFloor;
     return false;
   }
 
@@ -794,8 +794,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     if (!excluded)
       for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
     g_left_known_ = !excluded;
-    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, err, this->err_prev_), dt_max());
-    this->err_prev_ = ::fmax(err, dopri5::kErrFloor);
+    const double log_err = dopri5_log_error(err);
+    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, log_err, this->log_err_prev_), dt_max());
+    this->log_err_prev_ = ::fmax(log_err, dopri5::kLogErrFloor);
     if (last) {
       t_ = o_.t_final;
     } else {
