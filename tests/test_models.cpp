@@ -194,10 +194,9 @@ void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
       core::Dopri5Step<4, double> st;
       m.flow(q, 0, th, st.k[0]);
       core::dopri5_step(m, q, 0, th, h, st);
-      const double err =
-          std::sqrt(core::dopri5_error_sum(q, st, h, rtol, AbsoluteTolerance(rtol), [](double x) { return x; }) / 4.0);
-      if (!(err <= 1.0)) {
-        h = core::dopri5_retry_step(h, err);
+      const core::Dopri5Error<double> error = core::dopri5_step_error(q, st, h, rtol, AbsoluteTolerance(rtol), false);
+      if (!(error.err <= 1.0)) {
+        h = core::dopri5_retry_step(h, error.err);
         continue;
       }
       ++steps;
@@ -216,9 +215,8 @@ void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
       }
       for (int i = 0; i < 4; ++i) q[i] = st.q1[i];
       t += h;
-      const double log_err = core::dopri5_log_error(err);
-      h = std::fmin(core::dopri5_next_step(h, log_err, log_err_prev), 0.05);
-      log_err_prev = std::fmax(log_err, core::dopri5::kLogErrFloor);
+      h = std::fmin(core::dopri5_next_step(h, error.log_err, log_err_prev), 0.05);
+      log_err_prev = std::fmax(error.log_err, core::dopri5::kLogErrFloor);
     }
   });
 }

@@ -115,13 +115,24 @@ __attribute__((flatten)) void lanes_tangent_step(const Model& m, const double* q
   for (int e = 0; e < NW; ++e) hn::Store(Yv[e].v, Tag(), Y_end + e * kW);
 }
 
+// A trial step's error (core::dopri5_step_error) for all W lanes, to err and log_err as [l].
+struct LaneErrors {
+  HWY_ALIGN double err[kW], log_err[kW];
+  void store(const core::Dopri5Error<LaneVec>& e) {
+    hn::Store(e.err.v, Tag(), err);
+    hn::Store(e.log_err.v, Tag(), log_err);
+  }
+  core::Dopri5Error<double> of(int l) const { return {err[l], log_err[l]}; }
+};
+
 // One Dormand-Prince trial step for all W lanes in `mode`, each of its own size h[l], from q with
 // the flow k0 there (the first stage): the other stages to k as [(stage * N + k) * W + l] (stage
-// 0 left alone) and the end state to q1. core::dopri5_step's operations lane by lane; flattened
-// as lanes_rk4_step.
+// 0 left alone), the end state to q1 and the step's error to `errors`. core::dopri5_step's and
+// core::dopri5_step_error's operations lane by lane; flattened as lanes_rk4_step.
 template <class Model>
 __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q, const double* k0, int mode,
-                                                const double* rows, const double* h, double* k, double* q1) {
+                                                const double* rows, const double* h, const Options& o, double* k,
+                                                double* q1, LaneErrors& errors) {
   constexpr int N = Model::N;
   LaneVec qv[N];
   core::Dopri5Step<N, LaneVec> st;
@@ -129,7 +140,9 @@ __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q,
     qv[i] = LaneVec(hn::Load(Tag(), q + i * kW));
     st.k[0][i] = LaneVec(hn::Load(Tag(), k0 + i * kW));
   }
-  core::dopri5_step(m, qv, mode, LaneArray{rows}, LaneVec(hn::Load(Tag(), h)), st);
+  const LaneVec hv(hn::Load(Tag(), h));
+  core::dopri5_step(m, qv, mode, LaneArray{rows}, hv, st);
+  errors.store(core::dopri5_step_error(qv, st, hv, o.rtol, o.atol, false));
   for (int i = 0; i < N; ++i) {
     for (int stage = 1; stage < 7; ++stage) hn::Store(st.k[stage][i].v, Tag(), k + (stage * N + i) * kW);
     hn::Store(st.q1[i].v, Tag(), q1 + i * kW);
@@ -140,12 +153,13 @@ __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q,
 // numbers of lane vectors seeded with the lanes' segment tangents Y ([(i * W + c) * kW + l]) and
 // the flow parameters in their slots (Trajectory::tangent_start's). A dual entry i of the state
 // keeps its value and its slots as entries i * E .. i * E + W (E = W + 1): q1 as [(i * E + e) * kW
-// + l], the stages k as [((stage * N + i) * E + e) * kW + l]. The first stage is formed from q and
-// Y unless `first_known` (k holds it already: the last accepted step's seventh).
+// + l], the stages k as [((stage * N + i) * E + e) * kW + l]; the step's error to `errors`. The
+// first stage is formed from q and Y unless `first_known` (k holds it already: the last accepted
+// step's seventh).
 template <class Model>
 __attribute__((flatten)) void lanes_dopri5_tangent_step(const Model& m, const double* q, const double* Y, int mode,
-                                                        const double* rows, const double* h, bool first_known,
-                                                        double* k, double* q1) {
+                                                        const double* rows, const double* h, const Options& o,
+                                                        bool first_known, double* k, double* q1, LaneErrors& errors) {
   constexpr int N = Model::N, W = core::tangent_width<Model>(), E = W + 1;
   using D = Dual<W, LaneVec>;
   const Tag d;
@@ -170,7 +184,9 @@ __attribute__((flatten)) void lanes_dopri5_tangent_step(const Model& m, const do
   } else {
     m.flow(q0, mode, th, st.k[0]);
   }
-  core::dopri5_step(m, q0, mode, th, LaneVec(hn::Load(d, h)), st);
+  const LaneVec hv(hn::Load(d, h));
+  core::dopri5_step(m, q0, mode, th, hv, st);
+  errors.store(core::dopri5_step_error(q0, st, hv, o.rtol, o.atol, o.error_on_sensitivities));
   for (int i = 0; i < N; ++i) {
     for (int stage = first_known ? 1 : 0; stage < 7; ++stage) store(st.k[stage][i], k, stage * N + i);
     store(st.q1[i], q1, i);
@@ -437,10 +453,11 @@ class LaneGroup {
       if constexpr (Sens)
         for (int e = 0; e < N * W; ++e) Y[e * kW + l] = Y[e * kW + first];
     }
+    LaneErrors errors;
     if constexpr (Sens) {
-      lanes_dopri5_tangent_step(m_, q, Y, mode, rows_, h, (trying & ~first_known_) == 0, k, q1);
+      lanes_dopri5_tangent_step(m_, q, Y, mode, rows_, h, o_, (trying & ~first_known_) == 0, k, q1, errors);
     } else {
-      lanes_dopri5_step(m_, q, k, mode, rows_, h, k, q1);
+      lanes_dopri5_step(m_, q, k, mode, rows_, h, o_, k, q1, errors);
     }
     unsigned known = 0;  // the lanes whose first stage k holds for their next trial
     for (unsigned b = trying; b; b &= b - 1) {
@@ -451,7 +468,8 @@ class LaneGroup {
         st.q1[i] = trial_entry(q1, i, l);
       }
       typename Traj::StepOutcome outcome;
-      if (!lane_[l]->adaptive_trial_taken(st, h[l], outcome)) {  // rejected: retried shorter from the same state
+      if (!lane_[l]->adaptive_trial_taken(st, h[l], errors.of(l),
+                                          outcome)) {  // rejected: retried shorter from the same state
         known |= 1u << l;
         continue;
       }

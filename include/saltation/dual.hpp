@@ -73,6 +73,7 @@ template <int D, class T = double>
 struct Dual {
   static_assert(D >= 1, "a dual number needs at least one derivative slot");
   using Value = T;
+  static constexpr int kSlots = D;
   T v;
   T d[D];
 

@@ -41,6 +41,7 @@ inline LaneVec operator/(const LaneVec& a, const LaneVec& b) { return LaneVec(hn
 inline LaneVec sqrt(const LaneVec& a) { return LaneVec(hn::Sqrt(a.v)); }
 inline LaneVec abs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
 inline LaneVec fabs(const LaneVec& a) { return LaneVec(hn::Abs(a.v)); }
+inline LaneVec value_of(const LaneVec& a) { return a; }  // as value_of(double): generic code's plain value
 
 // The C library's f lane by lane, for the functions without an exact vector form: what generic
 // code (the built-in models, the models generated from files: dual.hpp's list) may call.

@@ -6,6 +6,7 @@
 // segment tangent, so that the tangent is the derivative of the computed solution with the step
 // sizes held fixed (docs/models.md, "Adaptive steps").
 #include <cmath>
+#include <type_traits>
 
 #include "saltation/config.hpp"
 #include "saltation/core/options.hpp"
@@ -95,24 +96,48 @@ SALTATION_HD void dopri5_step_with_rate(const Model& m, const double* q, int mod
 
 // The step's error relative to the tolerances: the sum over the state of the squares of
 // err_i / (atol_i + rtol max(|q0_i|, |q1_i|)), with `part` picking what of each entry is weighed
-// (value_of: the state; a dual slot: one tangent column). The step is accepted when the root mean
-// square over every part weighed is at most 1 (Trajectory::step_error). Not finite when the step is not.
-template <int N, class S, class Part>
-SALTATION_HD double dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, double h, double rtol,
-                                     const AbsoluteTolerance& atol, Part part) {
+// (value_of: the state; a dual slot: one tangent column). Generic over the value: a double, or a
+// lane vector (each lane's sum the double one's bits) for the CPU's lanes.
+template <int N, class S, class H, class Part>
+SALTATION_HD auto dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, const H& h, double rtol,
+                                   const AbsoluteTolerance& atol, Part part) {
   using namespace dopri5;
-  double sum = 0.0;
+  using V = decltype(part(q0[0]));
+  V sum(0.0);
   for (int i = 0; i < N; ++i) {
     const auto k = [&](int stage) { return part(st.k[stage][i]); };
-    const double err = h * (e1 * k(0) + e3 * k(2) + e4 * k(3) + e5 * k(4) + e6 * k(5) + e7 * k(6));
-    const double scale = atol.of(i) + rtol * ::fmax(::fabs(part(q0[i])), ::fabs(part(st.q1[i])));
+    const V err = h * (e1 * k(0) + e3 * k(2) + e4 * k(3) + e5 * k(4) + e6 * k(5) + e7 * k(6));
+    const V scale = V(atol.of(i)) + rtol * fmax(abs(part(q0[i])), abs(part(st.q1[i])));
     sum += (err / scale) * (err / scale);
   }
   return sum;
 }
 
-// The log of an accepted step's error err (0 <= err <= 1), as the controller takes it.
-SALTATION_HD inline double dopri5_log_error(double err) { return elementary::log(::fmax(err, 1e-300)); }
+// What judges a trial step: its error against the tolerances, the root mean square over the
+// state (and with on_slots over every slot of a dual state too) of dopri5_error_sum's terms, at
+// most 1 for the step to be accepted (not finite when the step is not), and that error's log as
+// the controller takes it. E is double, or a lane vector as dopri5_error_sum's.
+template <class E>
+struct Dopri5Error {
+  E err, log_err;
+};
+template <int N, class S, class H>
+SALTATION_HD auto dopri5_step_error(const S* q0, const Dopri5Step<N, S>& st, const H& h, double rtol,
+                                    const AbsoluteTolerance& atol, bool on_slots) {
+  auto sum = dopri5_error_sum(q0, st, h, rtol, atol, [](const S& x) { return value_of(x); });
+  using V = decltype(sum);
+  int entries = N;
+  if constexpr (!std::is_same<S, V>::value) {  // dual numbers
+    if (on_slots) {
+      for (int c = 0; c < S::kSlots; ++c)
+        sum += dopri5_error_sum(q0, st, h, rtol, atol, [c](const S& x) { return x.d[c]; });
+      entries *= S::kSlots + 1;
+    }
+  }
+  const V err = sqrt(sum / V(static_cast<double>(entries)));
+  return Dopri5Error<V>{err, elementary::log(fmax(err, V(1e-300)))};
+}
+
 // The next step after an accepted one of h with log error log_err (log_err_prev: the last
 // accepted step's, at least kLogErrFloor).
 SALTATION_HD inline double dopri5_next_step(double h, double log_err, double log_err_prev) {

@@ -242,9 +242,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // when the steps are used up (the trajectory has ended with status step_limit). The driver takes
   // dopri5_step of h from state(): forward with the flow there (the step's first stage) from
   // first_stage(); with Sens on dual numbers seeded with the segment tangent, tangent() (as
-  // tangent_start does). It hands the step to adaptive_trial_taken(), which goes on as step()
-  // would: false when the trial was rejected (the next one is shorter), else true with step()'s
-  // outcome.
+  // tangent_start does). It hands the step and its error (dopri5_step_error, with the options'
+  // tolerances) to adaptive_trial_taken(), which goes on as step() would: false when the trial was
+  // rejected (the next one is shorter), else true with step()'s outcome.
   SALTATION_HD bool adaptive_trial(double& h) {
     static_assert(kAdaptive, "trial steps taken elsewhere are dopri5's");
     if constexpr (Sens) {
@@ -269,17 +269,16 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     return tan_.Y;
   }
   template <class S>
-  SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, S>& st, double h, StepOutcome& outcome) {
-    if constexpr (Sens) {
-      TangentScalar q0[N];
-      seeded_state(q0);
-      return trial_taken(q0, st, h, outcome);
-    } else {
+  SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, S>& st, double h, const Dopri5Error<double>& error,
+                                         StepOutcome& outcome) {
+    if constexpr (!Sens) {
       for (int i = 0; i < N; ++i) {
         for (int stage = 1; stage < 7; ++stage) this->dense_.k[stage][i] = st.k[stage][i];
         this->dense_.q1[i] = st.q1[i];
       }
-      return trial_taken(q_, this->dense_, h, outcome);
+      return trial_judged(this->dense_, h, error, outcome);
+    } else {
+      return trial_judged(st, h, error, outcome);
     }
   }
 
@@ -731,7 +730,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       if (!trial_size(h)) return StepOutcome::Ended;
       dopri5_step(m_, q0, mode_, params, h, st);
       StepOutcome outcome;
-      if (trial_taken(q0, st, h, outcome)) return outcome;
+      if (trial_judged(st, h, dopri5_step_error(q0, st, h, o_.rtol, o_.atol, o_.error_on_sensitivities), outcome))
+        return outcome;
     }
   }
 
@@ -752,16 +752,16 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     return true;
   }
 
-  // The trial step st of h from q0 judged: false when it is rejected (the next trial's size set),
-  // else true with the outcome, as step()'s: taken, held with a crossing, or ended (a rejected
-  // step's retry below dt_min, or t_final reached).
+  // The trial step st of h from the state judged by its error (dopri5_step_error): false when it
+  // is rejected (the next trial's size set), else true with the outcome, as step()'s: taken, held
+  // with a crossing, or ended (a rejected step's retry below dt_min, or t_final reached).
   // Called, not inlined, on the device: inlined into the kernel's trial loop it nearly doubles the
   // forward kernel's registers (bench/README.md, "CUDA kernel resources").
   template <class S>
-  SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_taken(const S* q0, const Dopri5Step<N, S>& st, double h,
-                                                          StepOutcome& outcome) {
+  SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_judged(const Dopri5Step<N, S>& st, double h,
+                                                           const Dopri5Error<double>& error, StepOutcome& outcome) {
     const bool last = h == o_.t_final - t_;  // trial_size's remainder
-    double err = step_error(q0, st, h);
+    double err = error.err;
     for (int i = 0; i < N; ++i)  // a non-finite end, whose error may read as 0, is never taken
       if (!is_finite(value_of(st.q1[i]))) err = ::nan("");
     if (!(err <= 1.0)) {  // rejected: never probed, so it never gives an event
@@ -794,9 +794,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     if (!excluded)
       for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
     g_left_known_ = !excluded;
-    const double log_err = dopri5_log_error(err);
-    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, log_err, this->log_err_prev_), dt_max());
-    this->log_err_prev_ = ::fmax(log_err, dopri5::kLogErrFloor);
+    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, error.log_err, this->log_err_prev_), dt_max());
+    this->log_err_prev_ = ::fmax(error.log_err, dopri5::kLogErrFloor);
     if (last) {
       t_ = o_.t_final;
     } else {
@@ -804,22 +803,6 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     }
     outcome = finish_at_t_final() ? StepOutcome::Ended : StepOutcome::Stepped;
     return true;
-  }
-
-  // The step's error against the tolerances: of the state, and with options.error_on_sensitivities
-  // of every entry of the segment tangent too.
-  template <class S>
-  SALTATION_HD double step_error(const S* q0, const Dopri5Step<N, S>& st, double h) const {
-    double sum = dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [](const S& x) { return value_of(x); });
-    int entries = N;
-    if constexpr (Sens) {
-      if (o_.error_on_sensitivities) {
-        for (int c = 0; c < kWidth; ++c)
-          sum += dopri5_error_sum(q0, st, h, o_.rtol, o_.atol, [c](const S& x) { return x.d[c]; });
-        entries = N * (kWidth + 1);
-      }
-    }
-    return ::sqrt(sum / entries);
   }
 
   // Whether the model's guard bound rules every guard out on the accepted step from the state to
@@ -925,14 +908,11 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   using TangentScalar = Dual<kWidth>;
   SALTATION_HD void tangent_start(TangentScalar* q0, Dopri5Step<N, TangentScalar>& st) {
     tan_.up_to_date();
-    seeded_state(q0);
-    m_.flow(q0, mode_, FlowSeededParams<Model, Th, N>{th_}, st.k[0]);
-  }
-  SALTATION_HD void seeded_state(TangentScalar* q0) const {
     for (int i = 0; i < N; ++i) {
       q0[i] = TangentScalar(q_[i]);
       for (int c = 0; c < kWidth; ++c) q0[i].d[c] = tan_.Y[i * kWidth + c];
     }
+    m_.flow(q0, mode_, FlowSeededParams<Model, Th, N>{th_}, st.k[0]);
   }
 
   // X(0) = d q0 / dtheta.
