@@ -194,7 +194,8 @@ void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
       core::Dopri5Step<4, double> st;
       m.flow(q, 0, th, st.k[0]);
       core::dopri5_step(m, q, 0, th, h, st);
-      const core::Dopri5Error<double> error = core::dopri5_step_error(q, st, h, rtol, AbsoluteTolerance(rtol), false);
+      const core::Dopri5Error<double> error =
+          core::dopri5_step_error(q, st, h, rtol, AbsoluteTolerance(rtol), false, log_err_prev);
       if (!(error.err <= 1.0)) {
         h = core::dopri5_retry_step(h, error.err);
         continue;
@@ -215,7 +216,7 @@ void expect_slack_exclusion_conservative(std::uint64_t seed, double rtol) {
       }
       for (int i = 0; i < 4; ++i) q[i] = st.q1[i];
       t += h;
-      h = std::fmin(core::dopri5_next_step(h, error.log_err, log_err_prev), 0.05);
+      h = std::fmin(core::dopri5_next_step(h, error.growth), 0.05);
       log_err_prev = std::fmax(error.log_err, core::dopri5::kLogErrFloor);
     }
   });

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "hwy/highway.h"
 #include "saltation/core/rk4.hpp"
@@ -115,24 +116,57 @@ __attribute__((flatten)) void lanes_tangent_step(const Model& m, const double* q
   for (int e = 0; e < NW; ++e) hn::Store(Yv[e].v, Tag(), Y_end + e * kW);
 }
 
-// A trial step's error (core::dopri5_step_error) for all W lanes, to err and log_err as [l].
+// Trial steps' errors (core::dopri5_step_error) for all W lanes, each part as [l]: log_err_prev
+// the lanes' last accepted steps' (given), the others computed.
 struct LaneErrors {
-  HWY_ALIGN double err[kW], log_err[kW];
-  void store(const core::Dopri5Error<LaneVec>& e) {
+  HWY_ALIGN double err[kW], log_err[kW], growth[kW], log_err_prev[kW];
+  template <int N, class S>
+  void compute(const S* q0, const core::Dopri5Step<N, S>& st, const LaneVec& h, const Options& o, bool on_slots) {
+    const auto e = core::dopri5_step_error(q0, st, h, o.rtol, o.atol, on_slots, LaneVec(hn::Load(Tag(), log_err_prev)));
     hn::Store(e.err.v, Tag(), err);
     hn::Store(e.log_err.v, Tag(), log_err);
+    hn::Store(e.growth.v, Tag(), growth);
   }
-  core::Dopri5Error<double> of(int l) const { return {err[l], log_err[l]}; }
+  core::Dopri5Error<double> of(int l) const { return {err[l], log_err[l], growth[l]}; }
 };
+
+// Whether the lanes evaluate the guards at dopri5's probes in vectors: unless the model's guard
+// bound rules most steps' probes out (then each lane evaluates those its bound leaves, as the
+// scalar driver does).
+template <class Model>
+constexpr bool vector_probes() {
+  return !has_guard_exclusion_with_slack<Model, RowParams>::value;
+}
+
+// The guards at the probes' points of the W lanes' trial steps from q0 (Trajectory::dense_crossing's
+// points and operations, lane by lane): piece k = 1 .. pieces at [((k - 1) * M + j) * kW + l], the
+// last at the step's end. S is the step's scalar, a lane vector or a dual number of them.
+template <class Model, class S>
+void lanes_probe_guards(const Model& m, int mode, const double* rows, const LaneVec* q0,
+                        const core::Dopri5Step<Model::N, S>& st, const LaneVec& h, int pieces, double* g) {
+  constexpr int N = Model::N, M = Model::M;
+  const auto value = [](const S& x) { return value_of(x); };
+  for (int k = 1; k <= pieces; ++k) {
+    LaneVec qs[N];
+    for (int i = 0; i < N; ++i)
+      qs[i] = k == pieces ? value(st.q1[i])
+                          : core::dopri5_dense_entry(i, static_cast<double>(k) / pieces, h, q0[i], st, value);
+    for (int j = 0; j < M; ++j) {
+      const LaneVec gj = m.direction(j, mode) != 0 ? m.guard(j, qs, mode, LaneArray{rows}) : LaneVec(0.0);
+      hn::StoreU(gj.v, Tag(), g + ((k - 1) * M + j) * kW);  // g is a std::vector's: not aligned
+    }
+  }
+}
 
 // One Dormand-Prince trial step for all W lanes in `mode`, each of its own size h[l], from q with
 // the flow k0 there (the first stage): the other stages to k as [(stage * N + k) * W + l] (stage
-// 0 left alone), the end state to q1 and the step's error to `errors`. core::dopri5_step's and
+// 0 left alone), the end state to q1, the step's error to `errors` and, where vector_probes, the
+// guards at the probes' points to probe_guards (lanes_probe_guards). core::dopri5_step's and
 // core::dopri5_step_error's operations lane by lane; flattened as lanes_rk4_step.
 template <class Model>
 __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q, const double* k0, int mode,
                                                 const double* rows, const double* h, const Options& o, double* k,
-                                                double* q1, LaneErrors& errors) {
+                                                double* q1, LaneErrors& errors, double* probe_guards) {
   constexpr int N = Model::N;
   LaneVec qv[N];
   core::Dopri5Step<N, LaneVec> st;
@@ -142,7 +176,8 @@ __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q,
   }
   const LaneVec hv(hn::Load(Tag(), h));
   core::dopri5_step(m, qv, mode, LaneArray{rows}, hv, st);
-  errors.store(core::dopri5_step_error(qv, st, hv, o.rtol, o.atol, false));
+  errors.compute(qv, st, hv, o, false);
+  if constexpr (vector_probes<Model>()) lanes_probe_guards(m, mode, rows, qv, st, hv, o.probes + 1, probe_guards);
   for (int i = 0; i < N; ++i) {
     for (int stage = 1; stage < 7; ++stage) hn::Store(st.k[stage][i].v, Tag(), k + (stage * N + i) * kW);
     hn::Store(st.q1[i].v, Tag(), q1 + i * kW);
@@ -153,13 +188,14 @@ __attribute__((flatten)) void lanes_dopri5_step(const Model& m, const double* q,
 // numbers of lane vectors seeded with the lanes' segment tangents Y ([(i * W + c) * kW + l]) and
 // the flow parameters in their slots (Trajectory::tangent_start's). A dual entry i of the state
 // keeps its value and its slots as entries i * E .. i * E + W (E = W + 1): q1 as [(i * E + e) * kW
-// + l], the stages k as [((stage * N + i) * E + e) * kW + l]; the step's error to `errors`. The
-// first stage is formed from q and Y unless `first_known` (k holds it already: the last accepted
-// step's seventh).
+// + l], the stages k as [((stage * N + i) * E + e) * kW + l]; the step's error and the probes'
+// guards as lanes_dopri5_step's. The first stage is formed from q and Y unless `first_known` (k
+// holds it already: the last accepted step's seventh).
 template <class Model>
 __attribute__((flatten)) void lanes_dopri5_tangent_step(const Model& m, const double* q, const double* Y, int mode,
                                                         const double* rows, const double* h, const Options& o,
-                                                        bool first_known, double* k, double* q1, LaneErrors& errors) {
+                                                        bool first_known, double* k, double* q1, LaneErrors& errors,
+                                                        double* probe_guards) {
   constexpr int N = Model::N, W = core::tangent_width<Model>(), E = W + 1;
   using D = Dual<W, LaneVec>;
   const Tag d;
@@ -186,7 +222,12 @@ __attribute__((flatten)) void lanes_dopri5_tangent_step(const Model& m, const do
   }
   const LaneVec hv(hn::Load(d, h));
   core::dopri5_step(m, q0, mode, th, hv, st);
-  errors.store(core::dopri5_step_error(q0, st, hv, o.rtol, o.atol, o.error_on_sensitivities));
+  errors.compute(q0, st, hv, o, o.error_on_sensitivities);
+  if constexpr (vector_probes<Model>()) {
+    LaneVec q0v[N];
+    for (int i = 0; i < N; ++i) q0v[i] = q0[i].v;
+    lanes_probe_guards(m, mode, rows, q0v, st, hv, o.probes + 1, probe_guards);
+  }
   for (int i = 0; i < N; ++i) {
     for (int stage = first_known ? 1 : 0; stage < 7; ++stage) store(st.k[stage][i], k, stage * N + i);
     store(st.q1[i], q1, i);
@@ -377,10 +418,19 @@ class LaneGroup {
   // dopri5's trial steps: their scalar, and the doubles it takes (with Sens a dual number's value and slots).
   using TrialScalar = std::conditional_t<Sens, Dual<W>, double>;
   static constexpr int kE = Sens ? W + 1 : 1;
+  static constexpr bool kVectorProbes = Stepping == Method::Dopri5 && vector_probes<Model>();
 
   LaneGroup(const Model& m, const Options& o, const double* theta, std::size_t n, const typename Output::View& out,
             std::atomic<std::size_t>& next, ProgressCounter& counter)
-      : m_(m), o_(o), theta_(theta), n_(n), out_(out), next_(next), counter_(counter) {}
+      : m_(m),
+        o_(o),
+        theta_(theta),
+        n_(n),
+        out_(out),
+        next_(next),
+        counter_(counter),
+        probe_guards_(kVectorProbes ? static_cast<std::size_t>((o.probes + 1) * Model::M * kW) : 0),
+        lane_probe_guards_(kVectorProbes ? static_cast<std::size_t>((o.probes + 1) * Model::M) : 0) {}
 
   // Each lane is in one of three states:
   //   empty     no row (none left, or a stop was requested): lane_[l] is empty;
@@ -417,6 +467,7 @@ class LaneGroup {
   bool adaptive_trials() {
     HWY_ALIGN double q[N * kW], q1[N * kE * kW], h[kW], Y[N * W * kT + 1];
     double* k = trial_k_;
+    LaneErrors errors;
     unsigned trying = 0;
     int mode = -1, first = -1;
     for (int l = 0; l < kW; ++l) {
@@ -432,6 +483,7 @@ class LaneGroup {
       }
       const double* s = lane_[l]->state();
       for (int i = 0; i < N; ++i) q[i * kW + l] = s[i];
+      errors.log_err_prev[l] = lane_[l]->last_log_error();
       if constexpr (Sens) {
         const double* y = lane_[l]->tangent();
         for (int e = 0; e < N * W; ++e) Y[e * kW + l] = y[e];
@@ -448,16 +500,18 @@ class LaneGroup {
     for (int l = 0; l < kW; ++l) {  // the others compute the first's step, never read
       if (trying >> l & 1u) continue;
       h[l] = h[first];
+      errors.log_err_prev[l] = errors.log_err_prev[first];
       for (int i = 0; i < N; ++i) q[i * kW + l] = q[i * kW + first];
       for (int e = 0; e < N * kE; ++e) k[e * kW + l] = k[e * kW + first];  // the first stage
       if constexpr (Sens)
         for (int e = 0; e < N * W; ++e) Y[e * kW + l] = Y[e * kW + first];
     }
-    LaneErrors errors;
+    double* const probe_guards = kVectorProbes ? probe_guards_.data() : nullptr;
     if constexpr (Sens) {
-      lanes_dopri5_tangent_step(m_, q, Y, mode, rows_, h, o_, (trying & ~first_known_) == 0, k, q1, errors);
+      lanes_dopri5_tangent_step(m_, q, Y, mode, rows_, h, o_, (trying & ~first_known_) == 0, k, q1, errors,
+                                probe_guards);
     } else {
-      lanes_dopri5_step(m_, q, k, mode, rows_, h, o_, k, q1, errors);
+      lanes_dopri5_step(m_, q, k, mode, rows_, h, o_, k, q1, errors, probe_guards);
     }
     unsigned known = 0;  // the lanes whose first stage k holds for their next trial
     for (unsigned b = trying; b; b &= b - 1) {
@@ -468,8 +522,13 @@ class LaneGroup {
         st.q1[i] = trial_entry(q1, i, l);
       }
       typename Traj::StepOutcome outcome;
-      if (!lane_[l]->adaptive_trial_taken(st, h[l], errors.of(l),
-                                          outcome)) {  // rejected: retried shorter from the same state
+      const double* lane_guards = nullptr;
+      if (probe_guards) {
+        for (std::size_t e = 0; e < lane_probe_guards_.size(); ++e) lane_probe_guards_[e] = probe_guards[e * kW + l];
+        lane_guards = lane_probe_guards_.data();
+      }
+      // Rejected: retried shorter from the same state.
+      if (!lane_[l]->adaptive_trial_taken(st, h[l], errors.of(l), lane_guards, outcome)) {
         known |= 1u << l;
         continue;
       }
@@ -730,6 +789,8 @@ class LaneGroup {
   // Sens the lanes whose first stage it holds are first_known_'s.
   HWY_ALIGN double trial_k_[Stepping == Method::Dopri5 ? 7 * N * kE * kW : 1];
   unsigned first_known_ = 0;
+  // With kVectorProbes: the guards at the trial steps' probes (lanes_probe_guards), and one lane's.
+  std::vector<double> probe_guards_, lane_probe_guards_;
   std::optional<Traj> lane_[kW];
   int matrices_mode_[kW];  // for an affine tangent: the mode whose step matrices lane l's columns hold, or -1
   // The guard bound's summary of the lanes' rows (what each lane's trajectory holds for its own).

@@ -115,15 +115,17 @@ SALTATION_HD auto dopri5_error_sum(const S* q0, const Dopri5Step<N, S>& st, cons
 
 // What judges a trial step: its error against the tolerances, the root mean square over the
 // state (and with on_slots over every slot of a dual state too) of dopri5_error_sum's terms, at
-// most 1 for the step to be accepted (not finite when the step is not), and that error's log as
-// the controller takes it. E is double, or a lane vector as dopri5_error_sum's.
+// most 1 for the step to be accepted (not finite when the step is not); that error's log, which
+// the control keeps for the step after; and the growth the control gives the next step if this
+// one is accepted (safety err^(-(1/5 - 0.75 beta)) err_prev^beta, log_err_prev the last accepted
+// step's, before dopri5_next_step's clamp). E is double, or a lane vector as dopri5_error_sum's.
 template <class E>
 struct Dopri5Error {
-  E err, log_err;
+  E err, log_err, growth;
 };
-template <int N, class S, class H>
+template <int N, class S, class H, class E>
 SALTATION_HD auto dopri5_step_error(const S* q0, const Dopri5Step<N, S>& st, const H& h, double rtol,
-                                    const AbsoluteTolerance& atol, bool on_slots) {
+                                    const AbsoluteTolerance& atol, bool on_slots, const E& log_err_prev) {
   auto sum = dopri5_error_sum(q0, st, h, rtol, atol, [](const S& x) { return value_of(x); });
   using V = decltype(sum);
   int entries = N;
@@ -135,15 +137,15 @@ SALTATION_HD auto dopri5_step_error(const S* q0, const Dopri5Step<N, S>& st, con
     }
   }
   const V err = sqrt(sum / V(static_cast<double>(entries)));
-  return Dopri5Error<V>{err, elementary::log(fmax(err, V(1e-300)))};
+  const V log_err = elementary::log(fmax(err, V(1e-300)));
+  using namespace dopri5;
+  return Dopri5Error<V>{err, log_err, kSafety * elementary::exp(kErrExponent * log_err + kBeta * log_err_prev)};
 }
 
-// The next step after an accepted one of h with log error log_err (log_err_prev: the last
-// accepted step's, at least kLogErrFloor).
-SALTATION_HD inline double dopri5_next_step(double h, double log_err, double log_err_prev) {
+// The next step after an accepted one of h, with the control's growth (Dopri5Error's).
+SALTATION_HD inline double dopri5_next_step(double h, double growth) {
   using namespace dopri5;
-  const double grow = kSafety * elementary::exp(kErrExponent * log_err + kBeta * log_err_prev);
-  return h * ::fmin(kGrow, ::fmax(kShrink, grow));
+  return h * ::fmin(kGrow, ::fmax(kShrink, growth));
 }
 // The retry after a rejected step of h with error err (> 1, or not finite).
 SALTATION_HD inline double dopri5_retry_step(double h, double err) {
@@ -156,8 +158,8 @@ SALTATION_HD inline double dopri5_retry_step(double h, double err) {
 // or a dual number for its rate): q0 + u (r1 + (1 - u) (r2 + u (r3 + (1 - u) r4))), exact at both
 // ends. `part` maps each entry of the step to what is interpolated: value_of for the state alone
 // (of a step on dual numbers too), the identity for the dual numbers themselves (the tangent).
-template <int N, class S, class Q, class U, class Part>
-SALTATION_HD auto dopri5_dense_entry(int i, U u, double h, const Q& q0_i, const Dopri5Step<N, S>& st, Part part) {
+template <int N, class S, class Q, class U, class H, class Part>
+SALTATION_HD auto dopri5_dense_entry(int i, U u, const H& h, const Q& q0_i, const Dopri5Step<N, S>& st, Part part) {
   using namespace dopri5;
   const auto k = [&](int stage) { return part(st.k[stage][i]); };
   const auto r1 = part(st.q1[i]) - q0_i;

@@ -243,7 +243,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // dopri5_step of h from state(): forward with the flow there (the step's first stage) from
   // first_stage(); with Sens on dual numbers seeded with the segment tangent, tangent() (as
   // tangent_start does). It hands the step and its error (dopri5_step_error, with the options'
-  // tolerances) to adaptive_trial_taken(), which goes on as step() would: false when the trial was
+  // tolerances and last_log_error()) to adaptive_trial_taken(), which goes on as step() would: false when the trial was
   // rejected (the next one is shorter), else true with step()'s outcome.
   SALTATION_HD bool adaptive_trial(double& h) {
     static_assert(kAdaptive, "trial steps taken elsewhere are dopri5's");
@@ -264,21 +264,24 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     static_assert(!Sens, "with Sens the first stage is on dual numbers seeded with tangent()");
     return this->dense_.k[0];
   }
+  SALTATION_HD double last_log_error() const { return this->log_err_prev_; }  // dopri5_step_error's log_err_prev
   SALTATION_HD const double* tangent() const {
     static_assert(Sens, "a forward run has no tangent");
     return tan_.Y;
   }
+  // The driver may also give the guards at the probes' points of the step's continuous extension
+  // (dense_crossing's), each piece's M guards in turn, or leave them to the trajectory (nullptr).
   template <class S>
   SALTATION_HD bool adaptive_trial_taken(const Dopri5Step<N, S>& st, double h, const Dopri5Error<double>& error,
-                                         StepOutcome& outcome) {
+                                         const double* probe_guards, StepOutcome& outcome) {
     if constexpr (!Sens) {
       for (int i = 0; i < N; ++i) {
         for (int stage = 1; stage < 7; ++stage) this->dense_.k[stage][i] = st.k[stage][i];
         this->dense_.q1[i] = st.q1[i];
       }
-      return trial_judged(this->dense_, h, error, outcome);
+      return trial_judged(this->dense_, h, error, probe_guards, outcome);
     } else {
-      return trial_judged(st, h, error, outcome);
+      return trial_judged(st, h, error, probe_guards, outcome);
     }
   }
 
@@ -730,8 +733,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       if (!trial_size(h)) return StepOutcome::Ended;
       dopri5_step(m_, q0, mode_, params, h, st);
       StepOutcome outcome;
-      if (trial_judged(st, h, dopri5_step_error(q0, st, h, o_.rtol, o_.atol, o_.error_on_sensitivities), outcome))
-        return outcome;
+      const Dopri5Error<double> error =
+          dopri5_step_error(q0, st, h, o_.rtol, o_.atol, o_.error_on_sensitivities, this->log_err_prev_);
+      if (trial_judged(st, h, error, nullptr, outcome)) return outcome;
     }
   }
 
@@ -759,7 +763,8 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   // forward kernel's registers (bench/README.md, "CUDA kernel resources").
   template <class S>
   SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_judged(const Dopri5Step<N, S>& st, double h,
-                                                           const Dopri5Error<double>& error, StepOutcome& outcome) {
+                                                           const Dopri5Error<double>& error, const double* probe_guards,
+                                                           StepOutcome& outcome) {
     const bool last = h == o_.t_final - t_;  // trial_size's remainder
     double err = error.err;
     for (int i = 0; i < N; ++i)  // a non-finite end, whose error may read as 0, is never taken
@@ -780,7 +785,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     }
     double g_end[M];
     const bool excluded = adaptive_step_excluded();
-    if (!excluded && dense_crossing(h, g_end, bracket_)) {
+    if (!excluded && dense_crossing(h, probe_guards, g_end, bracket_)) {
       outcome = StepOutcome::Bracketed;
       return true;
     }
@@ -794,7 +799,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     if (!excluded)
       for (int j = 0; j < M; ++j) g_left_[j] = g_end[j];
     g_left_known_ = !excluded;
-    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, error.log_err, this->log_err_prev_), dt_max());
+    if (!last) this->h_next_ = ::fmin(dopri5_next_step(h, error.growth), dt_max());
     this->log_err_prev_ = ::fmax(error.log_err, dopri5::kLogErrFloor);
     if (last) {
       t_ = o_.t_final;
@@ -826,9 +831,10 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   }
 
   // The guards at the probes' interior points of the accepted step's continuous extension and at
-  // its end (and at its start, where unknown); true with the first piece that holds a crossing,
-  // else false with the end's guards in g_end.
-  SALTATION_HD bool dense_crossing(double h, double* g_end, Bracket& br) {
+  // its end (and at its start, where unknown), or the driver's (probe_guards, as
+  // adaptive_trial_taken takes them); true with the first piece that holds a crossing, else false
+  // with the end's guards in g_end.
+  SALTATION_HD bool dense_crossing(double h, const double* probe_guards, double* g_end, Bracket& br) {
     if (!g_left_known_) {
       guards_at(q_, mode_, g_left_);
       g_left_known_ = true;
@@ -840,9 +846,14 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     for (int k = 1; k <= pieces; ++k) {
       const bool last_piece = k == pieces;
       const double u = last_piece ? 1.0 : static_cast<double>(k) / pieces;
-      double qs[N], gs[M];
-      for (int i = 0; i < N; ++i) qs[i] = last_piece ? this->dense_.q1[i] : dense_state_entry(i, u);
-      guards_at(qs, mode_, gs);
+      double gs[M];
+      if (probe_guards) {
+        for (int j = 0; j < M; ++j) gs[j] = probe_guards[(k - 1) * M + j];
+      } else {
+        double qs[N];
+        for (int i = 0; i < N; ++i) qs[i] = last_piece ? this->dense_.q1[i] : dense_state_entry(i, u);
+        guards_at(qs, mode_, gs);
+      }
       const double s = last_piece ? h : u * h;
       if (holds_crossing(s_prev, s, g_prev, gs, br)) return true;
       for (int j = 0; j < M; ++j) g_prev[j] = gs[j];
