@@ -733,9 +733,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       if (!trial_size(h)) return StepOutcome::Ended;
       dopri5_step(m_, q0, mode_, params, h, st);
       StepOutcome outcome;
-      const Dopri5Error<double> error =
-          dopri5_step_error(q0, st, h, o_.rtol, o_.atol, o_.error_on_sensitivities, this->log_err_prev_);
-      if (trial_judged(st, h, error, nullptr, outcome)) return outcome;
+      if (trial_taken(q0, st, h, outcome)) return outcome;
     }
   }
 
@@ -756,15 +754,23 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     return true;
   }
 
-  // The trial step st of h from the state judged by its error (dopri5_step_error): false when it
-  // is rejected (the next trial's size set), else true with the outcome, as step()'s: taken, held
-  // with a crossing, or ended (a rejected step's retry below dt_min, or t_final reached).
+  // The trial step st of h from q0 judged by its error (dopri5_step_error), as trial_judged.
   // Called, not inlined, on the device: inlined into the kernel's trial loop it nearly doubles the
-  // forward kernel's registers (bench/README.md, "CUDA kernel resources").
+  // forward kernel's registers, and makes the sensitivity kernels spill (bench/README.md, "CUDA
+  // kernel resources").
   template <class S>
-  SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_judged(const Dopri5Step<N, S>& st, double h,
-                                                           const Dopri5Error<double>& error, const double* probe_guards,
-                                                           StepOutcome& outcome) {
+  SALTATION_DEVICE_NOINLINE SALTATION_HD bool trial_taken(const S* q0, const Dopri5Step<N, S>& st, double h,
+                                                          StepOutcome& outcome) {
+    const Dopri5Error<double> error =
+        dopri5_step_error(q0, st, h, o_.rtol, o_.atol, o_.error_on_sensitivities, this->log_err_prev_);
+    return trial_judged(st, h, error, nullptr, outcome);
+  }
+  // The trial step st of h from the state judged by its error: false when it is rejected (the
+  // next trial's size set), else true with the outcome, as step()'s: taken, held with a crossing,
+  // or ended (a rejected step's retry below dt_min, or t_final reached).
+  template <class S>
+  SALTATION_HD bool trial_judged(const Dopri5Step<N, S>& st, double h, const Dopri5Error<double>& error,
+                                 const double* probe_guards, StepOutcome& outcome) {
     const bool last = h == o_.t_final - t_;  // trial_size's remainder
     double err = error.err;
     for (int i = 0; i < N; ++i)  // a non-finite end, whose error may read as 0, is never taken
