@@ -19,10 +19,9 @@ template <class Output, class Model>
 struct LaneEntry {
   using Run = void (*)(const Model&, const double*, std::size_t, const Options&, const typename Output::View&,
                        const Progress*);
-  Run run = nullptr;                // forward
-  Run run_sens = nullptr;           // with sensitivities
-  Run run_adaptive = nullptr;       // dopri5, forward
-  Run run_adaptive_sens = nullptr;  // dopri5 with sensitivities
+  Run run = nullptr;           // forward
+  Run run_sens = nullptr;      // with sensitivities
+  Run run_adaptive = nullptr;  // dopri5, forward
 };
 template <class Model>
 struct LaneEntries : LaneEntry<core::FullRecord, Model>,
@@ -61,7 +60,6 @@ void fill_entry(cpu::detail::LaneTable& table) {
   entry.run = &run_lanes<Output, Model, false>;
   entry.run_sens = &run_lanes<Output, Model, true>;
   entry.run_adaptive = &run_lanes<Output, Model, false, Method::Dopri5>;
-  entry.run_adaptive_sens = &run_lanes<Output, Model, true, Method::Dopri5>;
 }
 template <class Model>
 void fill(cpu::detail::LaneTable& table) {
@@ -126,10 +124,11 @@ template <class Output, class Model>
 bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
                  const typename Output::View& out, const Progress* progress) {
   const auto& entry = static_cast<const detail::LaneEntry<Output, Model>&>(chosen_lanes());
-  const auto run = options.method == Method::Dopri5
-                       ? (options.sensitivities ? entry.run_adaptive_sens : entry.run_adaptive)
-                   : options.sensitivities ? entry.run_sens
-                                           : entry.run;
+  // dopri5 with sensitivities of a built-in model keeps the scalar driver: its lanes would double
+  // this file's compile time (bench/README.md, "dopri5 with sensitivities in lanes").
+  const auto run = options.method == Method::Dopri5 ? (options.sensitivities ? nullptr : entry.run_adaptive)
+                   : options.sensitivities          ? entry.run_sens
+                                                    : entry.run;
   if (!run) return false;
   run(model, theta, n, options, out, progress);
   return true;

@@ -31,7 +31,9 @@ struct LaneTarget {
 LaneTarget lane_target();
 
 // Runs the batch like cpu::solve<Output> (same arguments, same results) in SIMD lanes, and returns
-// true; returns false, having done nothing, where the lanes do not apply: no lane target (above).
+// true; returns false, having done nothing, where the lanes do not apply: no lane target (above),
+// or dopri5 with sensitivities (the built-in models' run in the scalar driver; a model file's or a
+// C++ type's static lanes, below, take it).
 // Defined for the models with has_cpu_lanes<Model>.
 template <class Output, class Model>
 bool solve_lanes(const Model& model, const double* theta, std::size_t n, const Options& options,
