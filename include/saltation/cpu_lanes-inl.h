@@ -513,7 +513,8 @@ class LaneGroup {
     } else {
       lanes_dopri5_step(m_, q, k, mode, rows_, h, o_, k, q1, errors, probe_guards);
     }
-    unsigned known = 0;  // the lanes whose first stage k holds for their next trial
+    // With Sens, the lanes whose first stage k holds for their next trial (forward, the trajectory holds it).
+    unsigned known = 0;
     for (unsigned b = trying; b; b &= b - 1) {
       const int l = __builtin_ctz(b);
       core::Dopri5Step<N, TrialScalar> st;
@@ -532,7 +533,7 @@ class LaneGroup {
         known |= 1u << l;
         continue;
       }
-      if (outcome == Traj::StepOutcome::Stepped) {  // the next step's first stage is this one's last
+      if (Sens && outcome == Traj::StepOutcome::Stepped) {  // the next step's first stage is this one's last
         for (int e = 0; e < N * kE; ++e) k[e * kW + l] = k[(6 * N * kE + e) * kW + l];
         known |= 1u << l;
       }
