@@ -20,7 +20,7 @@
 namespace {
 
 template <class T>
-void mix(std::uint64_t& h, const std::vector<T>& v) {
+void mix(std::uint64_t& h, const saltation::HostArray<T>& v) {
   const unsigned char* b = reinterpret_cast<const unsigned char*>(v.data());
   for (std::size_t k = 0; k < v.size() * sizeof(T); ++k) h = (h ^ b[k]) * 1099511628211ull;
 }

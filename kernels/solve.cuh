@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "launch_shape.hpp"
 #include "saltation/core/warp.hpp"
 #include "saltation/cuda.hpp"
+#include "saltation/host_arrays.hpp"
 #include "saltation/interrupt.hpp"
 
 namespace saltation::cuda {
@@ -360,8 +360,10 @@ void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& optio
                  std::size_t count) {
   const cudaStream_t stream = slot.stream.get();
   const std::size_t n = out.n;
+  std::vector<HostCopy> rows;
   for (int p = 0; p < Model::P; ++p)
-    std::memcpy(slot.theta_staging.data() + p * count, theta + p * n + first, count * sizeof(double));
+    rows.push_back({slot.theta_staging.data() + p * count, theta + p * n + first, count * sizeof(double)});
+  copy_in_parallel(rows);
   SALTATION_CUDA_CHECK(cudaMemcpyAsync(slot.theta.data(), slot.theta_staging.data(), Model::P * count * sizeof(double),
                                        cudaMemcpyHostToDevice, stream));
   typename Output::View view = inputs.shape(out);
@@ -386,16 +388,12 @@ void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& optio
   slot.count = count;
 }
 
-// Waits for the slot's chunk and unpacks its results from the staging into `out`.
+// Waits for the slot's chunk and unpacks its results from the staging into `out`, on all host
+// threads: `out` comes unfilled (Fill::None), so this is also its first touch.
 template <class Host>
 void finish_chunk(ChunkSlot<Host>& slot, Host& out) {
   slot.stream.synchronize();
-  Host::zip(out, slot.result_staging, [&](auto& host, const auto& staging) {
-    const std::size_t rows = host.size() / out.n;
-    for (std::size_t r = 0; r < rows; ++r)
-      std::memcpy(host.data() + r * out.n + slot.first, staging.data() + r * slot.count,
-                  slot.count * sizeof(*host.data()));
-  });
+  unpack_chunk(out, slot.result_staging, slot.first, slot.count);
   slot.count = 0;
 }
 

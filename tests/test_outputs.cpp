@@ -113,7 +113,7 @@ bool same(double a, double b) {
 }
 
 template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+bool same_bytes(const saltation::HostArray<T>& a, const saltation::HostArray<T>& b) {
   // An empty vector's data() may be null, which memcmp must not be given (UBSan).
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }

@@ -3,10 +3,12 @@
 // laid out as the views of core/result_views.hpp describe.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "saltation/core/result_views.hpp"
+#include "saltation/host_arrays.hpp"
 #include "saltation/status.hpp"
 
 namespace saltation {
@@ -26,33 +28,46 @@ void zip_arrays(A& a, B& b, F&& f) {
   SALTATION_RESULT_ARRAYS(SALTATION_ZIP_MEMBER)
 }
 
+// Whether a new Result's or Observation's arrays start at their defaults, or uninitialized for a
+// backend that writes every entry (the CUDA driver copies whole device arrays back).
+enum class Fill { Defaults, None };
+
 // Host storage for a batch's results, laid out as ResultView describes.
 struct Result {
   std::size_t n = 0;
   int N = 0, P = 0, C = 0;
   bool sensitivities = false;
-  std::vector<int> status, n_events, ev_guard, ev_flags;
-  std::vector<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
+  HostArray<int> status, n_events, ev_guard, ev_flags;
+  HostArray<double> t_end, qf, ev_t, ev_q, ev_q_plus, dqf, ev_dt, ev_dq;
 
   Result() = default;
-  Result(std::size_t n_, int N_, int P_, int C_, bool sens)
+  Result(std::size_t n_, int N_, int P_, int C_, bool sens, Fill fill = Fill::Defaults)
       : n(n_),
         N(N_),
         P(P_),
         C(C_),
         sensitivities(sens),
-        status(n_, 0),
-        n_events(n_, 0),
-        ev_guard(n_ * C_, -1),
-        ev_flags(n_ * C_, 0),
-        t_end(n_, 0.0),
-        qf(n_ * N_, 0.0),
-        ev_t(n_ * C_, 0.0),
-        ev_q(n_ * C_ * N_, 0.0),
-        ev_q_plus(n_ * C_ * N_, 0.0),
-        dqf(sens ? n_ * N_ * P_ : 0, 0.0),
-        ev_dt(sens ? n_ * C_ * P_ : 0, 0.0),
-        ev_dq(sens ? n_ * C_ * N_ * P_ : 0, 0.0) {}
+        status(n_),
+        n_events(n_),
+        ev_guard(n_ * C_),
+        ev_flags(n_ * C_),
+        t_end(n_),
+        qf(n_ * N_),
+        ev_t(n_ * C_),
+        ev_q(n_ * C_ * N_),
+        ev_q_plus(n_ * C_ * N_),
+        dqf(sens ? n_ * N_ * P_ : 0),
+        ev_dt(sens ? n_ * C_ * P_ : 0),
+        ev_dq(sens ? n_ * C_ * N_ * P_ : 0) {
+    if (fill == Fill::Defaults) fill_defaults();
+  }
+  // Zero everywhere but in ev_guard, whose -1 means "no event" (slots a trajectory never writes).
+  void fill_defaults() {
+    zip_arrays(*this, *this, [this](auto& array, auto&) {
+      using T = typename std::decay_t<decltype(array)>::value_type;
+      fill_in_parallel(array, static_cast<const void*>(&array) == &ev_guard ? T(-1) : T(0));
+    });
+  }
   ResultView view() {
     ResultView v = shape();
     zip_arrays(*this, v, [](auto& array, auto& pointer) { pointer = array.data(); });
@@ -92,15 +107,22 @@ struct Observation {
   std::vector<ObjectiveSpec> objectives;
   std::vector<int> design;
   int n_outputs = 0;
-  std::vector<int> status, n_events;
-  std::vector<double> values;
+  HostArray<int> status, n_events;
+  HostArray<double> values;
 
   Observation() = default;
-  Observation(std::size_t n_, std::vector<ObjectiveSpec> objectives_, std::vector<int> design_)
-      : n(n_), objectives(std::move(objectives_)), design(std::move(design_)), status(n_, 0), n_events(n_, 0) {
+  Observation(std::size_t n_, std::vector<ObjectiveSpec> objectives_, std::vector<int> design_,
+              Fill fill = Fill::Defaults)
+      : n(n_), objectives(std::move(objectives_)), design(std::move(design_)), status(n_), n_events(n_) {
     for (const ObjectiveSpec& o : objectives)
       n_outputs += 1 + (o.differentiable() ? static_cast<int>(design.size()) : 0);
-    values.assign(n * n_outputs, 0.0);
+    values.resize(n * n_outputs);
+    if (fill == Fill::Defaults) fill_defaults();
+  }
+  void fill_defaults() {
+    fill_in_parallel(status, 0);
+    fill_in_parallel(n_events, 0);
+    fill_in_parallel(values, 0.0);
   }
   // The view's sizes and objective lists, with no arrays yet.
   ObservationView shape() const {
@@ -128,5 +150,18 @@ struct Observation {
 
   double value(std::size_t i, int row) const { return values[static_cast<std::size_t>(row) * n + i]; }
 };
+
+// Copies trajectories [0, count) of `chunk` (arrays named as `out`'s, with `count` trajectories
+// each: a device chunk's staging) into trajectories [first, first + count) of `out`, on all threads.
+template <class Host, class Chunk>
+void unpack_chunk(Host& out, const Chunk& chunk, std::size_t first, std::size_t count) {
+  std::vector<HostCopy> rows;
+  Host::zip(out, chunk, [&](auto& host, const auto& part) {
+    const std::size_t per_trajectory = host.size() / out.n;
+    for (std::size_t r = 0; r < per_trajectory; ++r)
+      rows.push_back({host.data() + r * out.n + first, part.data() + r * count, count * sizeof(*host.data())});
+  });
+  copy_in_parallel(rows);
+}
 
 }  // namespace saltation

@@ -89,12 +89,14 @@ void check_result_memory(std::size_t n, int C, bool sensitivities) {
 // where cpu::solve_lanes or cpu::solve_static_lanes applies, else one trajectory per thread), or
 // `cuda_driver(model)`, which calls the CUDA entry point named `cuda_entry` for the same policy.
 // `cuda_driver` is a generic lambda, so that the entry point it names is instantiated only for a
-// model with a CUDA driver.
+// model with a CUDA driver. `out` comes unfilled (Fill::None): the CUDA driver writes every entry,
+// the CPU drivers only what happens, on the defaults.
 template <class Output, class Model, class Host, class CudaDriver>
 void run_batch(const Model& model, const Batch& batch, const Options& opts, Backend backend, Host& out,
                const Progress& progress, const char* cuda_entry, CudaDriver&& cuda_driver) {
   if (batch.n == 0) return;
   const auto on_cpu = [&] {
+    out.fill_defaults();
     const Progress* report = progress ? &progress : nullptr;
     if constexpr (has_cpu_lanes<Model>::value) {
       if (cpu::solve_lanes<Output>(model, batch.theta.data(), batch.n, opts, out.view(), report)) return;
@@ -126,7 +128,7 @@ Result solve(const Model& model, const Batch& batch, const Options& options, Bac
              const Progress& progress = nullptr) {
   const Options opts = detail::checked_options(model, batch, options);
   detail::check_result_memory<Model>(batch.n, opts.event_capacity, opts.sensitivities);
-  Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities);
+  Result result(batch.n, Model::N, Model::P, opts.event_capacity, opts.sensitivities, Fill::None);
   detail::run_batch<core::FullRecord>(model, batch, opts, backend, result, progress, "solve", [&](const auto& m) {
     cuda::solve(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
   });
@@ -141,7 +143,7 @@ Result solve_final_state(const Model& model, const Batch& batch, const Options& 
                          Backend backend = Backend::Auto, const Progress& progress = nullptr) {
   const Options opts = detail::checked_options(model, batch, options);
   detail::check_result_memory<Model>(batch.n, 0, opts.sensitivities);
-  Result result(batch.n, Model::N, Model::P, 0, opts.sensitivities);
+  Result result(batch.n, Model::N, Model::P, 0, opts.sensitivities, Fill::None);
   detail::run_batch<core::FinalState>(
       model, batch, opts, backend, result, progress, "solve_final_state", [&](const auto& m) {
         cuda::solve_final_state(m, batch.theta.data(), batch.n, opts, result, progress ? &progress : nullptr);
@@ -175,7 +177,7 @@ Observation observe(const Model& model, const Batch& batch, const Options& optio
       throw InvalidInput("design", -1, std::to_string(p) + " is not a parameter index of " + Model::name);
   if (derivatives && !design.empty() && !opts.sensitivities)
     throw InvalidInput("design", -1, "derivatives with respect to design parameters need options.sensitivities");
-  Observation observation(batch.n, std::move(objectives), std::move(design));
+  Observation observation(batch.n, std::move(objectives), std::move(design), Fill::None);
   detail::run_batch<core::ObjectiveObserver>(
       model, batch, opts, backend, observation, progress, "observe", [&](const auto& m) {
         cuda::observe(m, batch.theta.data(), batch.n, opts, observation, progress ? &progress : nullptr);

@@ -59,7 +59,7 @@ std::tuple<std::shared_ptr<Solved>, nb::dict, std::string> solve(const std::stri
 void mark_unreached_events(Result& r, bool derivatives_too) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // Trajectories innermost: each SoA row is written in address order.
-  auto mark = [&](std::vector<double>& soa, std::size_t rows_per_slot) {
+  auto mark = [&](HostArray<double>& soa, std::size_t rows_per_slot) {
     for (int c = 0; c < r.C; ++c)
       for (std::size_t row = 0; row < rows_per_slot; ++row) {
         double* values = soa.data() + (std::size_t(c) * rows_per_slot + row) * r.n;

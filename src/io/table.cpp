@@ -28,18 +28,6 @@ void ArrayTable::add_column(Column c, std::size_t values) {
   columns_.push_back(std::move(c));
 }
 
-void ArrayTable::add(const std::string& name, const std::vector<double>& soa, std::vector<long> inner,
-                     std::string description, std::string count) {
-  add_column(Column{name, DType::F64, std::move(inner), soa.data(), std::move(count), std::move(description)},
-             soa.size());
-}
-
-void ArrayTable::add(const std::string& name, const std::vector<int>& soa, std::vector<long> inner,
-                     std::string description, std::string count) {
-  add_column(Column{name, DType::I32, std::move(inner), soa.data(), std::move(count), std::move(description)},
-             soa.size());
-}
-
 void ArrayTable::add_owned(const std::string& name, std::vector<double> soa, std::vector<long> inner,
                            std::string description, std::string count) {
   owned_f64_.push_back(std::move(soa));

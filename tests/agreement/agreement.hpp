@@ -13,7 +13,7 @@
 
 namespace saltation::agreement {
 
-inline void expect_close(const std::vector<double>& got, const std::vector<double>& reference, double rtol,
+inline void expect_close(const HostArray<double>& got, const HostArray<double>& reference, double rtol,
                          const std::string& what) {
   ASSERT_EQ(got.size(), reference.size()) << what;
   double scale = 0.0;

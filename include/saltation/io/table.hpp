@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <deque>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace saltation::io {
@@ -39,11 +41,17 @@ class ArrayTable {
  public:
   ArrayTable(std::string row_name, std::size_t rows) : row_name_(std::move(row_name)), rows_(rows) {}
 
-  // `soa` must hold rows() * prod(inner) values; throws std::logic_error otherwise.
-  void add(const std::string& name, const std::vector<double>& soa, std::vector<long> inner = {},
-           std::string description = "", std::string count = "");
-  void add(const std::string& name, const std::vector<int>& soa, std::vector<long> inner = {},
-           std::string description = "", std::string count = "");
+  // `soa` (a std::vector or HostArray of double or int) must hold rows() * prod(inner) values;
+  // throws std::logic_error otherwise.
+  template <class Array>
+  void add(const std::string& name, const Array& soa, std::vector<long> inner = {}, std::string description = "",
+           std::string count = "") {
+    using T = typename Array::value_type;
+    static_assert(std::is_same<T, double>::value || std::is_same<T, int>::value, "a column holds double or int");
+    add_column(Column{name, std::is_same<T, double>::value ? DType::F64 : DType::I32, std::move(inner), soa.data(),
+                      std::move(count), std::move(description)},
+               soa.size());
+  }
   void add_owned(const std::string& name, std::vector<double> soa, std::vector<long> inner = {},
                  std::string description = "", std::string count = "");
   void add_owned(const std::string& name, std::vector<int> soa, std::vector<long> inner = {},
