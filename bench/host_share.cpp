@@ -32,8 +32,8 @@ double host_pass(const Batch& batch, int N, std::size_t chunk, bool sens, Fill f
       const std::size_t count = std::min(chunk, batch.n - first);
       std::vector<HostCopy> rows;
       for (int p = 0; p < batch.P; ++p)
-        rows.push_back({theta_staging.data() + p * count, batch.theta.data() + p * batch.n + first,
-                        count * sizeof(double)});
+        rows.push_back(
+            {theta_staging.data() + p * count, batch.theta.data() + p * batch.n + first, count * sizeof(double)});
       copy_in_parallel(rows);
       unpack_chunk(out, result_staging, first, count);
     }
@@ -63,8 +63,10 @@ void measure(std::size_t n, int reps, int threads) {
       std::sort(t.begin(), t.end());
       ms[k] = 1e3 * t[t.size() / 2];
     }
-    std::printf("K=%2d %-4s n=%7zu chunk=%6zu  as it was %7.1f ms  unfilled, 1 thread %7.1f ms  as it is, %d threads %7.1f ms\n",
-                K, sens ? "sens" : "fwd", n, chunk, ms[0], ms[1], threads, ms[2]);
+    std::printf(
+        "K=%2d %-4s n=%7zu chunk=%6zu  as it was %7.1f ms  unfilled, 1 thread %7.1f ms  as it is, %d threads %7.1f "
+        "ms\n",
+        K, sens ? "sens" : "fwd", n, chunk, ms[0], ms[1], threads, ms[2]);
     std::fflush(stdout);
   }
 }

@@ -19,8 +19,8 @@ using saltation::Result;
 
 TEST(HostArrays, CopiesInPiecesLandAsOneMemcpy) {
   // Sizes around the piece size, empty and odd ones, more bytes in all than one thread copies.
-  const std::vector<std::size_t> sizes = {0, 1, 7, kPieceBytes - 1, kPieceBytes, kPieceBytes + 3, 3 * kPieceBytes + 5,
-                                          kParallelBytes + 11};
+  const std::vector<std::size_t> sizes = {
+      0, 1, 7, kPieceBytes - 1, kPieceBytes, kPieceBytes + 3, 3 * kPieceBytes + 5, kParallelBytes + 11};
   std::vector<std::vector<unsigned char>> from, to, expected;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     from.emplace_back(sizes[k]);

@@ -58,8 +58,8 @@ inline void copy_in_parallel(const std::vector<HostCopy>& copies) {
   for (const HostCopy& c : copies) {
     total += c.bytes;
     for (std::size_t at = 0; at < c.bytes; at += kPieceBytes)
-      pieces.push_back({static_cast<char*>(c.to) + at, static_cast<const char*>(c.from) + at,
-                        std::min(kPieceBytes, c.bytes - at)});
+      pieces.push_back(
+          {static_cast<char*>(c.to) + at, static_cast<const char*>(c.from) + at, std::min(kPieceBytes, c.bytes - at)});
   }
   const long long count = static_cast<long long>(pieces.size());
 #pragma omp parallel for schedule(dynamic) if (total >= kParallelBytes)
@@ -73,7 +73,8 @@ void fill_in_parallel(HostArray<T>& array, T value) {
   const long long piece = static_cast<long long>(kPieceBytes / sizeof(T));
   T* data = array.data();
 #pragma omp parallel for schedule(dynamic) if (n * sizeof(T) >= kParallelBytes)
-  for (long long first = 0; first < n; first += piece) std::fill(data + first, data + std::min(n, first + piece), value);
+  for (long long first = 0; first < n; first += piece)
+    std::fill(data + first, data + std::min(n, first + piece), value);
 }
 
 }  // namespace saltation
