@@ -30,11 +30,7 @@ double host_pass(const Batch& batch, int N, std::size_t chunk, bool sens, Fill f
     Result out(batch.n, N, batch.P, 0, sens, fill);
     for (std::size_t first = 0; first < batch.n; first += chunk) {
       const std::size_t count = std::min(chunk, batch.n - first);
-      std::vector<HostCopy> rows;
-      for (int p = 0; p < batch.P; ++p)
-        rows.push_back(
-            {theta_staging.data() + p * count, batch.theta.data() + p * batch.n + first, count * sizeof(double)});
-      copy_in_parallel(rows);
+      pack_chunk(batch.theta.data(), batch.n, batch.P, first, count, theta_staging.data());
       unpack_chunk(out, result_staging, first, count);
     }
   }

@@ -359,11 +359,7 @@ void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& optio
                  const double* theta, const Host& out, const OutputInputs<Host>& inputs, std::size_t first,
                  std::size_t count) {
   const cudaStream_t stream = slot.stream.get();
-  const std::size_t n = out.n;
-  std::vector<HostCopy> rows;
-  for (int p = 0; p < Model::P; ++p)
-    rows.push_back({slot.theta_staging.data() + p * count, theta + p * n + first, count * sizeof(double)});
-  copy_in_parallel(rows);
+  pack_chunk(theta, out.n, Model::P, first, count, slot.theta_staging.data());
   SALTATION_CUDA_CHECK(cudaMemcpyAsync(slot.theta.data(), slot.theta_staging.data(), Model::P * count * sizeof(double),
                                        cudaMemcpyHostToDevice, stream));
   typename Output::View view = inputs.shape(out);

@@ -1,7 +1,8 @@
-// Host arrays (host_arrays.hpp) and the unpacking of a device chunk (result.hpp), checked without
-// a device: copies cut into pieces land byte for byte as one memcpy each; a new Result starts at
-// its defaults, or uninitialized with Fill::None until fill_defaults(); a chunk unpacked at an
-// offset lands in its rows of every array and nowhere else.
+// Host arrays (host_arrays.hpp) and the packing and unpacking of a device chunk, checked without a
+// device: copies cut into pieces land byte for byte as one memcpy each; a new Result starts at its
+// defaults, or uninitialized with Fill::None until fill_defaults(); a chunk unpacked at an offset
+// lands in its rows of every array and nowhere else; a chunk of parameter rows packs from its place
+// in each array.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -79,4 +80,14 @@ TEST(HostArrays, AChunkUnpacksIntoItsRows) {
     ASSERT_EQ(out.ev_guard[i], defaults.ev_guard[i]);
     ASSERT_EQ(out.dqf[i], defaults.dqf[i]);
   }
+}
+
+TEST(HostArrays, AChunkOfParameterRowsPacks) {
+  const std::size_t n = 40000, first = 777, count = 30000;
+  const int arrays = 5;
+  std::vector<double> soa(arrays * n), chunk(arrays * count, -1.0);
+  for (std::size_t e = 0; e < soa.size(); ++e) soa[e] = static_cast<double>(e);
+  saltation::pack_chunk(soa.data(), n, arrays, first, count, chunk.data());
+  for (int a = 0; a < arrays; ++a)
+    for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(chunk[a * count + i], soa[a * n + first + i]) << a << ", " << i;
 }

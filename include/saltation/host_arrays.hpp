@@ -66,6 +66,16 @@ inline void copy_in_parallel(const std::vector<HostCopy>& copies) {
   for (long long k = 0; k < count; ++k) std::memcpy(pieces[k].to, pieces[k].from, pieces[k].bytes);
 }
 
+// Copies trajectories [first, first + count) of `arrays` arrays of doubles (structure of arrays,
+// each `n` long, one after another) into `chunk`, each then `count` long: a chunk's parameter rows
+// for the device.
+inline void pack_chunk(const double* soa, std::size_t n, int arrays, std::size_t first, std::size_t count,
+                       double* chunk) {
+  std::vector<HostCopy> rows;
+  for (int a = 0; a < arrays; ++a) rows.push_back({chunk + a * count, soa + a * n + first, count * sizeof(double)});
+  copy_in_parallel(rows);
+}
+
 // Sets every element of `array` to `value`, the pages shared among all threads.
 template <class T>
 void fill_in_parallel(HostArray<T>& array, T value) {

@@ -120,9 +120,7 @@ struct Observation {
     if (fill == Fill::Defaults) fill_defaults();
   }
   void fill_defaults() {
-    fill_in_parallel(status, 0);
-    fill_in_parallel(n_events, 0);
-    fill_in_parallel(values, 0.0);
+    zip(*this, *this, [](auto& array, auto&) { fill_in_parallel(array, {}); });
   }
   // The view's sizes and objective lists, with no arrays yet.
   ObservationView shape() const {
