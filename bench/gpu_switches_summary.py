@@ -19,12 +19,13 @@ import sys
 
 from gpu_runner_summary import FP64_PEAK_FLOPS, load_json, ncu_launches
 
-CONFIGS = ["on", "host_off", "spread_off", "refill_off", "defer_off", "all_off"]
+CONFIGS = ["on", "host_off", "spread_off", "refill_off", "defer_off", "columns_off", "all_off"]
 WHAT_IS_OFF = {
     "host_off": "item 1: stack limit restored, no device memory kept, one chunk",
     "spread_off": "item 2: the occupancy calculator's block",
     "refill_off": "item 3: a thread per row",
     "defer_off": "event deferral off",
+    "columns_off": "item 4: the parameter columns jumped in the lanes, not composed by a second kernel (sensitivities only)",
     "all_off": "all of the above",
 }
 

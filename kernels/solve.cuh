@@ -17,6 +17,7 @@
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
 #include "launch_shape.hpp"
+#include "saltation/core/columns.hpp"
 #include "saltation/core/warp.hpp"
 #include "saltation/cuda.hpp"
 #include "saltation/host_arrays.hpp"
@@ -33,6 +34,10 @@ __device__ inline unsigned warp_lanes() {
   const unsigned count = blockDim.x - warp_first;
   return count >= 32 ? 0xffffffffu : (1u << count) - 1u;
 }
+
+// Where a sensitivity kernel's lanes record their parameter columns (core/columns.hpp).
+template <class Output, class Model>
+using Records = core::ColumnRecords<Model, typename Output::ColumnNote>;
 
 // Upper bound on the block size handed to the occupancy calculator. A block holds its SM slot
 // until its slowest trajectory ends, and trajectories differ in length, so smaller blocks let the
@@ -66,19 +71,30 @@ __device__ inline std::size_t claim_row(unsigned lanes, bool wants, std::size_t 
 // localises in the step that found its crossing, as run() does. `Output` is what each trajectory
 // keeps (docs/architecture.md, "Outputs"); `Stepping` how it steps (options.method): with dopri5
 // each lane keeps its own step size.
+// With `ColumnsApart` (sensitivities only) the lanes record each event's map into `records`
+// instead of jumping the parameter columns, and compose_kernel forms the columns afterwards
+// (core/columns.hpp; docs/gpu.md, "Parameter columns apart").
 // The forward kernels are held to 128 registers (two blocks of kMaxBlock per SM), their rule in
 // scripts/ptxas-check; the sensitivity kernels are not bounded (docs/gpu.md, "Block size").
-template <bool Sens, Method Stepping, class Output, class Model>
+template <bool Sens, Method Stepping, bool ColumnsApart, class Output, class Model>
 __global__ void __launch_bounds__(kMaxBlock, Sens ? 1 : 2)
     integrate_kernel(Model model, Options options, const double* theta, typename Output::View out,
-                     core::WarpDeferral deferral, unsigned long long* claimed) {
+                     Records<Output, Model> records, core::WarpDeferral deferral, unsigned long long* claimed) {
+  static_assert(Sens || !ColumnsApart, "a forward run has no parameter columns");
+  using LaneOutput = std::conditional_t<ColumnsApart, core::RecordingColumns<Model, Output>, Output>;
+  typename LaneOutput::View lane_out;
+  if constexpr (ColumnsApart) {
+    lane_out = {out, records};
+  } else {
+    lane_out = out;
+  }
   const std::size_t launched = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool in_batch = i < out.n;
   const unsigned lanes = warp_lanes();
   // A lane past the end reads no parameter: its row pointer only has to be a valid address.
-  core::WarpLane<Model, RowParams, Sens, Output, Stepping> lane(
-      model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i, out, in_batch);
+  core::WarpLane<Model, RowParams, Sens, LaneOutput, Stepping> lane(
+      model, options, RowParams{theta + (in_batch ? i : 0), out.n}, i, lane_out, in_batch);
   bool rows_left = launched < out.n;
   for (;;) {
     const std::size_t row = claim_row(lanes, rows_left && lane.ended(), launched, claimed);
@@ -95,17 +111,36 @@ __global__ void __launch_bounds__(kMaxBlock, Sens ? 1 : 2)
   }
 }
 
+// The parameter columns of every row and chunk of kChunk columns from the rows' records: one
+// thread per row and chunk, the rows of a chunk on consecutive threads. The bound of one block
+// per SM lets ptxas take the registers it needs: without it, it took 40-80 and spilled.
 template <class Output, class Model>
-using Kernel = void (*)(Model, Options, const double*, typename Output::View, core::WarpDeferral, unsigned long long*);
+__global__ void __launch_bounds__(kMaxBlock, 1)
+    compose_kernel(Model model, const double* theta, typename Output::View out, Records<Output, Model> records) {
+  constexpr int kChunks = (Model::P + core::kChunk - 1) / core::kChunk;
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (thread >= out.n * kChunks) return;
+  const std::size_t i = thread % out.n;
+  const int chunk = static_cast<int>(thread / out.n);
+  core::compose_columns<Output>(model, RowParams{theta + i, out.n}, i, out, records, chunk * core::kChunk);
+}
 
-// The kernel for the options' method, with or without sensitivities.
 template <class Output, class Model>
-Kernel<Output, Model> kernel_for(const Options& options) {
-  if (options.method == Method::Dopri5)
-    return options.sensitivities ? &integrate_kernel<true, Method::Dopri5, Output, Model>
-                                 : &integrate_kernel<false, Method::Dopri5, Output, Model>;
-  return options.sensitivities ? &integrate_kernel<true, Method::Rk4, Output, Model>
-                               : &integrate_kernel<false, Method::Rk4, Output, Model>;
+using Kernel = void (*)(Model, Options, const double*, typename Output::View, Records<Output, Model>,
+                        core::WarpDeferral, unsigned long long*);
+
+// The kernel for the options' method, with or without sensitivities, with the parameter columns
+// jumped in the lanes or composed apart.
+template <class Output, class Model>
+Kernel<Output, Model> kernel_for(const Options& options, bool columns_apart) {
+  const auto pick = [&](auto stepping) -> Kernel<Output, Model> {
+    constexpr Method kStepping = decltype(stepping)::value;
+    if (!options.sensitivities) return &integrate_kernel<false, kStepping, false, Output, Model>;
+    return columns_apart ? &integrate_kernel<true, kStepping, true, Output, Model>
+                         : &integrate_kernel<true, kStepping, false, Output, Model>;
+  };
+  return options.method == Method::Dopri5 ? pick(std::integral_constant<Method, Method::Dopri5>{})
+                                          : pick(std::integral_constant<Method, Method::Rk4>{});
 }
 
 // The launch choices, each on unless its environment variable reads "0", so that one device run
@@ -122,11 +157,15 @@ struct LaunchSwitches {
   bool spread;                  // SALTATION_CUDA_SPREAD: smaller blocks where a chunk leaves SMs idle
   bool pipeline;                // SALTATION_CUDA_PIPELINE: a large batch in chunks that overlap
   bool keep_stack;              // SALTATION_CUDA_KEEP_STACK: the stack limit kept between solves
+  bool columns_apart;           // SALTATION_CUDA_COLUMNS_APART: parameter columns composed by a second kernel
 
   static LaunchSwitches from_environment() {
     return {switched_on("SALTATION_WARP_DEFER") ? core::WarpDeferral::standard() : core::WarpDeferral::off(),
-            switched_on("SALTATION_CUDA_REFILL"), switched_on("SALTATION_CUDA_SPREAD"),
-            switched_on("SALTATION_CUDA_PIPELINE"), switched_on("SALTATION_CUDA_KEEP_STACK")};
+            switched_on("SALTATION_CUDA_REFILL"),
+            switched_on("SALTATION_CUDA_SPREAD"),
+            switched_on("SALTATION_CUDA_PIPELINE"),
+            switched_on("SALTATION_CUDA_KEEP_STACK"),
+            switched_on("SALTATION_CUDA_COLUMNS_APART")};
   }
 };
 
@@ -208,13 +247,17 @@ struct OutputInputs<Observation> {
   }
 };
 
-// Device bytes per trajectory: its parameter row and its share of each array `out` holds.
-template <class Host>
-std::size_t bytes_per_trajectory(const Host& out, int P) {
-  std::size_t bytes = static_cast<std::size_t>(P) * sizeof(double);
+// Device bytes per trajectory: its parameter row, its share of each array `out` holds and, with
+// the parameter columns apart, its records (`record_jumps` per row; 0: none).
+template <class Output, class Model, class Host>
+std::size_t bytes_per_trajectory(const Host& out, int record_jumps) {
+  std::size_t bytes = static_cast<std::size_t>(Model::P) * sizeof(double);
   Host::zip(out, out, [&](const auto& host, const auto&) {
     bytes += host.size() / out.n * sizeof(typename std::decay_t<decltype(host)>::value_type);
   });
+  if (record_jumps > 0)
+    bytes += static_cast<std::size_t>(record_jumps) * sizeof(core::EventRecord<Model, typename Output::ColumnNote>) +
+             Records<Output, Model>::kTangentSize * sizeof(double) + sizeof(int) + sizeof(core::ColumnsEnd);
   return bytes;
 }
 
@@ -322,42 +365,48 @@ class StackLimit {
 
 // The buffers of one chunk in flight. The stream is declared last, so it is destroyed (after
 // waiting for its work) before the buffers that work uses.
-template <class Host>
+template <class Output, class Model, class Host>
 struct ChunkSlot {
   std::size_t capacity;  // trajectories
   DeviceBuffer<double> theta;
   PinnedBuffer<double> theta_staging;
   OutputArrays<Host, DeviceBuffer> result;
   OutputArrays<Host, PinnedBuffer> result_staging;
+  // The lanes' records of their parameter columns: none unless the columns are composed apart.
+  core::ColumnRecordArrays<Model, typename Output::ColumnNote, DeviceBuffer> records;
   DeviceBuffer<unsigned long long> claimed;  // rows the refilling lanes took (claim_row)
   Stream stream;
   std::size_t first = 0, count = 0;  // the chunk in flight; count 0: none
 
-  ChunkSlot(const Host& out, int P, std::size_t capacity_)
+  ChunkSlot(const Host& out, std::size_t capacity_, int record_jumps)
       : capacity(capacity_),
-        theta(static_cast<std::size_t>(P) * capacity_),
-        theta_staging(static_cast<std::size_t>(P) * capacity_),
+        theta(static_cast<std::size_t>(Model::P) * capacity_),
+        theta_staging(static_cast<std::size_t>(Model::P) * capacity_),
         result(out, capacity_),
         result_staging(out, capacity_),
+        records(record_jumps > 0 ? capacity_ : 0, record_jumps),
         claimed(1) {}
 };
 
 // How a chunk is launched: the kernel, its block size, the most blocks the device holds at once
-// (the grid of a refilling launch) and the deferral policy.
+// (the grid of a refilling launch) and the deferral policy; with the parameter columns apart,
+// the jumps each row records and the block size of compose_kernel.
 template <class Output, class Model>
 struct Launch {
   Kernel<Output, Model> kernel;
   int block;
   std::size_t resident_blocks;  // 0: one thread per row, no refill
   core::WarpDeferral deferral;
+  int record_jumps;   // 0: the columns are jumped in the lanes
+  int compose_block;  // compose_kernel's
 };
 
 // Packs the parameter rows of trajectories [first, first + count) into the slot's staging and
 // queues on its stream: the upload, the result defaults, the kernel and the download.
 template <class Output, class Model, class Host>
-void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& options, const Launch<Output, Model>& launch,
-                 const double* theta, const Host& out, const OutputInputs<Host>& inputs, std::size_t first,
-                 std::size_t count) {
+void start_chunk(ChunkSlot<Output, Model, Host>& slot, const Model& model, const Options& options,
+                 const Launch<Output, Model>& launch, const double* theta, const Host& out,
+                 const OutputInputs<Host>& inputs, std::size_t first, std::size_t count) {
   const cudaStream_t stream = slot.stream.get();
   pack_chunk(theta, out.n, Model::P, first, count, slot.theta_staging.data());
   SALTATION_CUDA_CHECK(cudaMemcpyAsync(slot.theta.data(), slot.theta_staging.data(), Model::P * count * sizeof(double),
@@ -372,9 +421,17 @@ void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& optio
   });
   SALTATION_CUDA_CHECK(cudaMemsetAsync(slot.claimed.data(), 0, sizeof(unsigned long long), stream));
   const unsigned grid = launch_grid(count, launch.block, launch.resident_blocks);
-  launch.kernel<<<grid, launch.block, 0, stream>>>(model, options, slot.theta.data(), view, launch.deferral,
-                                                   slot.claimed.data());
+  launch.kernel<<<grid, launch.block, 0, stream>>>(model, options, slot.theta.data(), view, slot.records.view(),
+                                                   launch.deferral, slot.claimed.data());
   SALTATION_CUDA_CHECK(cudaGetLastError());  // launch errors now; execution errors at the stream's sync
+  if (launch.record_jumps > 0) {
+    constexpr std::size_t kChunks = (Model::P + core::kChunk - 1) / core::kChunk;
+    const std::size_t threads = count * kChunks;
+    const unsigned compose_grid = static_cast<unsigned>((threads + launch.compose_block - 1) / launch.compose_block);
+    compose_kernel<Output, Model>
+        <<<compose_grid, launch.compose_block, 0, stream>>>(model, slot.theta.data(), view, slot.records.view());
+    SALTATION_CUDA_CHECK(cudaGetLastError());
+  }
   Host::zip(slot.result_staging, slot.result, [&](auto& staging, const auto& device) {
     if (device.empty()) return;
     const std::size_t bytes = device.size() / slot.capacity * count * sizeof(*device.data());
@@ -386,8 +443,8 @@ void start_chunk(ChunkSlot<Host>& slot, const Model& model, const Options& optio
 
 // Waits for the slot's chunk and unpacks its results from the staging into `out`, on all host
 // threads: `out` comes unfilled (Fill::None), so this is also its first touch.
-template <class Host>
-void finish_chunk(ChunkSlot<Host>& slot, Host& out) {
+template <class Output, class Model, class Host>
+void finish_chunk(ChunkSlot<Output, Model, Host>& slot, Host& out) {
   slot.stream.synchronize();
   unpack_chunk(out, slot.result_staging, slot.first, slot.count);
   slot.count = 0;
@@ -400,16 +457,24 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
          const Progress* progress) {
   if (n == 0) return;
   const LaunchSwitches switches = LaunchSwitches::from_environment();
-  Launch<Output, Model> launch{kernel_for<Output, Model>(options), 0, 0, switches.deferral};
-  // The kernel's local memory is its per-thread stack (no recursion, no device malloc). Never
+  const bool columns_apart = options.sensitivities && switches.columns_apart;
+  Launch<Output, Model> launch{kernel_for<Output, Model>(options, columns_apart), 0, 0, switches.deferral, 0, 0};
+  if (columns_apart) launch.record_jumps = core::jumps_per_row(options);
+  // The kernels' local memory is their per-thread stack (no recursion, no device malloc). Never
   // below the CUDA default of 1 KiB: going lower frees little (276 MB on an H200) and 0 is not a
   // limit the runtime promises to accept.
   cudaFuncAttributes attributes{};
   SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, launch.kernel));
+  std::size_t local_bytes = attributes.localSizeBytes;
+  if (columns_apart) {
+    SALTATION_CUDA_CHECK(cudaFuncGetAttributes(&attributes, &compose_kernel<Output, Model>));
+    local_bytes = std::max(local_bytes, attributes.localSizeBytes);
+  }
   const std::size_t stack_bytes =
-      stack_limit_for(std::max<std::size_t>(attributes.localSizeBytes, kDefaultStackBytes), switches.keep_stack);
-  const MemoryPlan plan = plan_memory(Model::name, n, stack_bytes, bytes_per_trajectory(out, Model::P),
-                                      progress != nullptr, switches.pipeline);
+      stack_limit_for(std::max<std::size_t>(local_bytes, kDefaultStackBytes), switches.keep_stack);
+  const MemoryPlan plan =
+      plan_memory(Model::name, n, stack_bytes, bytes_per_trajectory<Output, Model>(out, launch.record_jumps),
+                  progress != nullptr, switches.pipeline);
   const StackLimit stack_limit(plan.stack_bytes, switches.keep_stack);
   // The block size of highest occupancy for this kernel's registers (see kMaxBlock), smaller where a
   // chunk would leave SMs without a block (launch_shape.hpp); with refill, as many blocks as the
@@ -419,15 +484,18 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
   if (switches.spread) launch.block = launch_block(plan.chunk, plan.sms, launch.block);
   SALTATION_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, launch.kernel, launch.block, 0));
   if (switches.refill) launch.resident_blocks = static_cast<std::size_t>(blocks_per_sm) * plan.sms;
+  if (columns_apart)
+    SALTATION_CUDA_CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &launch.compose_block,
+                                                            &compose_kernel<Output, Model>, 0, kMaxBlock));
 
   const OutputInputs<Host> inputs(out);
-  std::vector<ChunkSlot<Host>> slots;
+  std::vector<ChunkSlot<Output, Model, Host>> slots;
   slots.reserve(plan.slots);
-  for (int s = 0; s < plan.slots; ++s) slots.emplace_back(out, Model::P, plan.chunk);
+  for (int s = 0; s < plan.slots; ++s) slots.emplace_back(out, plan.chunk, launch.record_jumps);
   // A failure after some chunks names the rows whose results are already in `out`.
   run_reporting_completed_rows(n, [&](std::size_t& completed) {
     // The one place progress is reported: after a chunk's results are in `out`, in chunk order.
-    auto collect = [&](ChunkSlot<Host>& slot) {
+    auto collect = [&](ChunkSlot<Output, Model, Host>& slot) {
       if (slot.count == 0) return;
       const std::size_t done = slot.first + slot.count;
       finish_chunk(slot, out);
@@ -436,7 +504,7 @@ void run(const Model& model, const double* theta, std::size_t n, const Options& 
     };
     std::size_t chunks = 0;
     for (std::size_t first = 0; first < n; first += plan.chunk, ++chunks) {
-      ChunkSlot<Host>& slot = slots[chunks % slots.size()];
+      ChunkSlot<Output, Model, Host>& slot = slots[chunks % slots.size()];
       collect(slot);           // the chunk this slot held, two chunks back
       throw_if_interrupted();  // between chunks; the slots' destructors wait for the work in flight
       start_chunk(slot, model, options, launch, theta, out, inputs, first, std::min(plan.chunk, n - first));

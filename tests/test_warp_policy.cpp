@@ -3,15 +3,22 @@
 // lanes as __ballot_sync takes it. Deferring event localisation changes when a lane localises, and
 // refill which lane runs a row, never what it computes: every result array is bitwise that of the
 // CPU driver's run(), with deferral off, with the standard policy and with extreme ones, with a
-// thread per row and with two warps whose lanes take the next row as theirs end.
+// thread per row and with two warps whose lanes take the next row as theirs end. With
+// sensitivities the lanes also record their events' maps instead of jumping the parameter columns,
+// and the columns are composed from the records afterwards, as the CUDA driver's second kernel
+// does (core/columns.hpp): the same bits again.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "saltation/core/columns.hpp"
 #include "saltation/core/warp.hpp"
+#include "saltation/host_arrays.hpp"
 #include "saltation/models/bouncing_ball.hpp"
 #include "saltation/models/terrain_ball.hpp"
 #include "saltation/solve.hpp"
@@ -32,10 +39,10 @@ struct WarpCounts {
 // starts on the row of its index, and with fewer threads than rows the lanes whose trajectory
 // ended claim the next rows, a warp's lanes in lane order (claim_row in kernels/solve.cuh). The
 // warps take turns an iteration at a time, as warps interleave on a device.
-template <bool Sens, Method Stepping, class Model>
+template <bool Sens, Method Stepping, class Output, class Model>
 void run_warps(const Model& model, const Batch& batch, const Options& o, core::WarpDeferral deferral,
-               const ResultView& out, std::size_t launched, WarpCounts& counts) {
-  using Lane = core::WarpLane<Model, RowParams, Sens, core::FullRecord, Stepping>;
+               const typename Output::View& out, std::size_t launched, WarpCounts& counts) {
+  using Lane = core::WarpLane<Model, RowParams, Sens, Output, Stepping>;
   auto row_params = [&](std::size_t i) { return RowParams{batch.theta.data() + i, batch.n}; };
   struct Warp {
     std::vector<Lane> lanes;
@@ -92,18 +99,42 @@ void run_warps(const Model& model, const Batch& batch, const Options& o, core::W
   }
 }
 
-// `threads` 0: a thread per row (rounded up to whole warps), no refill.
+// The lanes' run into `out` through the Output policy, for the options' method; with
+// `columns_apart` (sensitivities only) the lanes record their columns and compose_columns forms
+// them, every row a chunk of columns at a time. `threads` 0: a thread per row (rounded up to whole
+// warps), no refill.
+template <class Output, class Model>
+void run_in_warps(const Model& model, const Batch& batch, const Options& o, core::WarpDeferral deferral,
+                  std::size_t threads, bool columns_apart, const typename Output::View& out, WarpCounts& counts) {
+  const std::size_t launched = threads > 0 ? threads : (batch.n + kWarp - 1) / kWarp * kWarp;
+  auto run = [&](auto stepping) {
+    constexpr Method kStepping = decltype(stepping)::value;
+    if (!o.sensitivities) {
+      run_warps<false, kStepping, Output>(model, batch, o, deferral, out, launched, counts);
+    } else if (!columns_apart) {
+      run_warps<true, kStepping, Output>(model, batch, o, deferral, out, launched, counts);
+    } else {
+      using Recording = core::RecordingColumns<Model, Output>;
+      core::ColumnRecordArrays<Model, typename Output::ColumnNote, HostArray> records(batch.n, core::jumps_per_row(o));
+      run_warps<true, kStepping, Recording>(model, batch, o, deferral, {out, records.view()}, launched, counts);
+      for (int p0 = 0; p0 < Model::P; p0 += core::kChunk)
+        for (std::size_t i = 0; i < batch.n; ++i)
+          core::compose_columns<Output>(model, RowParams{batch.theta.data() + i, batch.n}, i, out, records.view(), p0);
+    }
+  };
+  if (o.method == Method::Dopri5) {
+    run(std::integral_constant<Method, Method::Dopri5>{});
+  } else {
+    run(std::integral_constant<Method, Method::Rk4>{});
+  }
+}
+
 template <class Model>
 Result solve_in_warps(const Model& model, const Batch& batch, const Options& options, core::WarpDeferral deferral,
-                      std::size_t threads, WarpCounts& counts) {
+                      std::size_t threads, bool columns_apart, WarpCounts& counts) {
   const Options o = normalize_options(options);
   Result result(batch.n, Model::N, Model::P, o.event_capacity, o.sensitivities);
-  const auto run =
-      o.method == Method::Dopri5
-          ? (o.sensitivities ? &run_warps<true, Method::Dopri5, Model> : &run_warps<false, Method::Dopri5, Model>)
-          : (o.sensitivities ? &run_warps<true, Method::Rk4, Model> : &run_warps<false, Method::Rk4, Model>);
-  const std::size_t launched = threads > 0 ? threads : (batch.n + kWarp - 1) / kWarp * kWarp;
-  run(model, batch, o, deferral, result.view(), launched, counts);
+  run_in_warps<core::FullRecord>(model, batch, o, deferral, threads, columns_apart, result.view(), counts);
   return result;
 }
 
@@ -127,9 +158,10 @@ Options terrain_options(bool sensitivities) {
   return o;
 }
 
-// Every policy against the CPU driver, forward and with sensitivities, with a thread per row and
-// with two warps that refill. Returns the counts of the standard policy with sensitivities and a
-// thread per row, for checks that it did defer.
+// Every policy against the CPU driver, forward and with sensitivities (the columns jumped in the
+// lanes and composed apart), with a thread per row and with two warps that refill. Returns the
+// counts of the standard policy with sensitivities and a thread per row, for checks that it did
+// defer.
 template <class Model>
 WarpCounts check_policies(const Model& model, const Batch& batch, Options o) {
   const core::WarpDeferral policies[] = {core::WarpDeferral::off(), core::WarpDeferral::standard(),
@@ -142,17 +174,20 @@ WarpCounts check_policies(const Model& model, const Batch& batch, Options o) {
     long events = 0;
     for (int e : reference.n_events) events += e;
     for (const core::WarpDeferral& d : policies)
-      for (std::size_t threads : {std::size_t(0), 2 * kWarp}) {
-        SCOPED_TRACE(std::string(sens ? "with sensitivities" : "forward") + ", min_pending " +
-                     std::to_string(d.min_pending) + ", max_wait " + std::to_string(d.max_wait) +
-                     (threads ? ", two warps refilling" : ", a thread per row"));
-        WarpCounts counts;
-        expect_bitwise_equal(solve_in_warps(model, batch, o, d, threads, counts), reference);
-        EXPECT_GE(counts.events, events);  // terminal crossings past the capacity are localised, not recorded
-        if (sens && threads == 0 && d.min_pending == core::WarpDeferral::standard().min_pending &&
-            d.max_wait == core::WarpDeferral::standard().max_wait)
-          standard = counts;
-      }
+      for (std::size_t threads : {std::size_t(0), 2 * kWarp})
+        for (bool apart : {false, true}) {
+          if (apart && !sens) continue;
+          SCOPED_TRACE(std::string(sens ? "with sensitivities" : "forward") + ", min_pending " +
+                       std::to_string(d.min_pending) + ", max_wait " + std::to_string(d.max_wait) +
+                       (threads ? ", two warps refilling" : ", a thread per row") +
+                       (apart ? ", columns composed apart" : ""));
+          WarpCounts counts;
+          expect_bitwise_equal(solve_in_warps(model, batch, o, d, threads, apart, counts), reference);
+          EXPECT_GE(counts.events, events);  // terminal crossings past the capacity are localised, not recorded
+          if (sens && threads == 0 && !apart && d.min_pending == core::WarpDeferral::standard().min_pending &&
+              d.max_wait == core::WarpDeferral::standard().max_wait)
+            standard = counts;
+        }
   }
   return standard;
 }
@@ -195,4 +230,35 @@ TEST(WarpPolicy, BouncingBallBitwiseWithAndWithoutDeferral) {
   o.event_capacity = 6;
   o.threads = 1;
   check_policies(BouncingBall{}, batch, o);
+}
+
+// The objective observer places an event's columns by what it noted at the event (its index,
+// guard and occurrence): composed apart, from the note in the event's record, the same bits.
+TEST(WarpPolicy, ObserverColumnsComposedApartBitwise) {
+  const Batch batch = sample_terrain_batch<3>(100, 14);
+  Options o = terrain_options(true);
+  o.event_capacity = 4;
+  std::vector<ObjectiveSpec> list(4);
+  list[0].kind = ObjectiveKind::EventTime;
+  list[0].event = 1;
+  list[1].kind = ObjectiveKind::EventState;
+  list[1].event = 2;
+  list[1].guard = 0;
+  list[1].state = 3;
+  list[2].kind = ObjectiveKind::FinalState;
+  list[2].state = 2;
+  list[3].kind = ObjectiveKind::EventCount;
+  const std::vector<int> design = {0, 3, 7, 13};
+  const Observation reference = observe(TerrainBall<3>{}, batch, o, list, design, Backend::Cpu);
+  Observation apart(batch.n, list, design);
+  WarpCounts counts;
+  run_in_warps<core::ObjectiveObserver>(TerrainBall<3>{}, batch, normalize_options(o), core::WarpDeferral::standard(),
+                                        2 * kWarp, true, apart.view(), counts);
+  Observation::zip(apart, reference, [](const auto& x, const auto& y) {
+    ASSERT_EQ(x.size(), y.size());
+    EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(*x.data())));
+  });
+  int defined = 0;
+  for (double v : reference.values) defined += std::isfinite(v);
+  EXPECT_GT(defined, static_cast<int>(batch.n) * 10) << "most event objectives and derivatives are defined";
 }

@@ -56,6 +56,8 @@ class EventPartials {
       return false;
     }
   }
+  SALTATION_HD int mode() const { return mode_; }
+  SALTATION_HD int guard() const { return j_; }
   // R_q = d q+ / d q- (row-major N x N) of guard j's reset at q.
   SALTATION_HD void state_jacobian(double* R_q) const {
     if constexpr (has_event_partials<Model>::value) {
@@ -140,52 +142,83 @@ struct EventEnd {
   bool pinned;
 };
 
-// The event's partials into the output and the tangent: dt_e/dtheta and dq-/dtheta (into the
-// record at `slot`), then by `terminal`: Finished (not terminal) jumps X (Xs, and Y restarts);
-// EventCapacity writes dq-/dtheta as dqf; Settled and Zeno write the total derivative of the
-// post-event state, R_q dq-/dtheta + R_theta (= X+ + f+ tau_theta), as dqf. The terminal
-// derivative goes straight to the output, column by column: an N x P array for it would double
-// the per-thread stack beside Xs.
-template <class Model, class Th, class Output>
-SALTATION_HD void saltation_jump(const Model& m, const Th& th, const EventPartials<Model, Th, true>& partials,
-                                 const EventGeometry<Model::N>& geo, const EventEnd& ev, Tangents<Model, true>& tan,
-                                 const Output& out) {
-  constexpr int N = Model::N, P = Model::P, kWidth = tangent_width<Model>();
-  const double* g_q = geo.g_q;
-  const double* f_minus = geo.f_minus;
-  const bool needs_reset = ev.terminal != Status::EventCapacity;
+// What the parameter columns of an event's jump need besides the event's parameter partials
+// (g_theta, R_theta, formed a chunk of columns at a time from q-, the mode and the guard) and its
+// state (EventState): N (N+F) numbers and a few, whatever P. Column p of X- is Y_q Xs_p +
+// Y_theta_p (Y_theta_p the column of Y for flow parameter p, else 0), so g_q . X- and R_q X- come
+// from g_q Y and R_q Y formed once: N and N^2 per column instead of N^2 and 2 N^2.
+template <class Model>
+struct EventMap {
+  static constexpr int N = Model::N, W = tangent_width<Model>();
+  double gY[W];            // g_q Y
+  double RY[N * W];        // R_q Y
+  double c[N];             // R_q f-, less f+ when the run goes on: X+ = ... - (f+ - R_q f-) tau
+  double minus_inv_g_dot;  // one division per event, not one per column
+  int slot;
+  Status terminal;
+  bool pinned;
+};
+
+// The event's state that its columns read: dq-/dtheta_p = X- + f- tau_p, the output's event_column q-.
+struct EventState {
+  const double* q_minus;
+  const double* f_minus;
+  const double* Y;  // the segment tangent at the event, brought up to date
+};
+
+// The event's map: R_q, f+ and the products with the segment tangent (brought up to date here).
+template <class Model, class Th>
+SALTATION_HD EventMap<Model> event_map(const Model& m, const Th& th, const EventPartials<Model, Th, true>& partials,
+                                       const EventGeometry<Model::N>& geo, const EventEnd& ev,
+                                       Tangents<Model, true>& tan) {
+  constexpr int N = Model::N, kWidth = tangent_width<Model>();
+  EventMap<Model> map;
   double R_q[N * N], f_plus[N];
   partials.state_jacobian(R_q);
   m.flow(ev.q_plus, ev.mode_plus, th, f_plus);
   tan.up_to_date();
-  // Column p of X- is Y_q Xs_p + Y_theta_p (Y_theta_p the column of Y for flow parameter p,
-  // else 0), so g_q . X- and R_q X- come from g_q Y and R_q Y formed once here: N and N^2 per
-  // column instead of N^2 and 2 N^2. The total derivative of the post-event state,
-  //   R_q dq- + R_theta = (R_q Y_q) Xs_p + R_q Y_theta_p + R_theta + (R_q f-) tau_p,
-  // is X+ + f+ tau_p when the run goes on, and dqf when a settled or Zeno event ends it.
-  double gY[kWidth], RY[N * kWidth], c[N];  // the columns of Y: [q | flow parameters]
   for (int col = 0; col < kWidth; ++col) {
-    gY[col] = 0.0;
-    for (int l = 0; l < N; ++l) gY[col] += g_q[l] * tan.Y[l * kWidth + col];
+    map.gY[col] = 0.0;
+    for (int l = 0; l < N; ++l) map.gY[col] += geo.g_q[l] * tan.Y[l * kWidth + col];
     for (int r = 0; r < N; ++r) {
       double acc = 0.0;
       for (int l = 0; l < N; ++l) acc += R_q[r * N + l] * tan.Y[l * kWidth + col];
-      RY[r * kWidth + col] = acc;
+      map.RY[r * kWidth + col] = acc;
     }
   }
   for (int r = 0; r < N; ++r) {
     double acc = 0.0;
-    for (int l = 0; l < N; ++l) acc += R_q[r * N + l] * f_minus[l];
-    c[r] = ev.terminal == Status::Finished ? acc - f_plus[r] : acc;  // X+ = ... - (f+ - R_q f-) tau
+    for (int l = 0; l < N; ++l) acc += R_q[r * N + l] * geo.f_minus[l];
+    map.c[r] = ev.terminal == Status::Finished ? acc - f_plus[r] : acc;
   }
-  const double minus_inv_g_dot = -1.0 / geo.g_dot;  // one division per event, not one per column
+  map.minus_inv_g_dot = -1.0 / geo.g_dot;
+  map.slot = ev.slot;
+  map.terminal = ev.terminal;
+  map.pinned = ev.pinned;
+  return map;
+}
+
+// The jump of the parameter columns [p_begin, p_end) (p_begin a multiple of kChunk) of X at the
+// segment start, column p of Xs at Xs[l * xs_cols + p - xs_first] (whole column groups: past P
+// its padding, formed from zeros and never read into a real column). Into the output:
+// dt_e/dtheta and dq-/dtheta (at the record's slot, where kept); then by `terminal`: Finished (not
+// terminal) jumps the columns of Xs (the caller restarts Y); EventCapacity writes dq-/dtheta as
+// dqf; Settled and Zeno write the total derivative of the post-event state,
+//   R_q dq- + R_theta = (R_q Y_q) Xs_p + R_q Y_theta_p + R_theta + (R_q f-) tau_p  (= X+ + f+ tau_p),
+// as dqf, straight to the output column by column (an N x P array for it would double the
+// per-thread stack beside Xs).
+template <class Model, class Th, class Output>
+SALTATION_HD void jump_columns(const EventPartials<Model, Th, true>& partials, const EventMap<Model>& map,
+                               const EventState& at, double* Xs, int xs_cols, int xs_first, int p_begin, int p_end,
+                               const Output& out) {
+  constexpr int N = Model::N, kWidth = tangent_width<Model>();
+  const bool needs_reset = map.terminal != Status::EventCapacity;
   using Gr = ColumnGroup;
   using G = Gr::type;
   constexpr int L = Gr::size;
   static_assert(kChunk % L == 0, "a chunk holds whole column groups");
-  constexpr int xs_cols = Tangents<Model, true>::kXsCols;  // Xs's row length
-  for (int p0 = 0; p0 < P; p0 += kChunk) {
-    const int count = P - p0 < kChunk ? P - p0 : kChunk;
+  for (int p0 = p_begin; p0 < p_end; p0 += kChunk) {
+    const int count = p_end - p0 < kChunk ? p_end - p0 : kChunk;
     double g_theta[kChunk], R_theta[N * kChunk];
     partials.fill(p0, count, needs_reset, g_theta, R_theta);
     if (L > 1 && count < kChunk) {  // the columns past count (the last group's padding): zeros
@@ -194,11 +227,10 @@ SALTATION_HD void saltation_jump(const Model& m, const Th& th, const EventPartia
         for (int e = count; e < kChunk; ++e) R_theta[r * kChunk + e] = 0.0;
     }
     // L columns at a time (Group: eight in host vectors, else one), each column's entries
-    // formed by the same operations in the same order as one column at a time. The groups
-    // are whole: past `count` their columns are Xs's padding, formed from zeros and never
-    // read into a real column.
+    // formed by the same operations in the same order as one column at a time.
     for (int d0 = 0; d0 < count; d0 += L) {
       const int here = count - d0 < L ? count - d0 : L;
+      double* xs_at = Xs + (p0 + d0 - xs_first);
       // The flow-parameter columns' terms of Y (gY, RY) added to the group's elements they
       // belong to, at the same place in each sum as a term of every column would be.
       int flow_e[Model::F > 0 ? Model::F : 1];  // flow parameter f's element of the group, or -1
@@ -207,51 +239,50 @@ SALTATION_HD void saltation_jump(const Model& m, const Th& th, const EventPartia
         flow_e[f] = e >= 0 && e < here ? e : -1;
       }
       G xs[N];
-      for (int l = 0; l < N; ++l) xs[l] = Gr::load(tan.Xs + l * xs_cols + p0 + d0);
+      for (int l = 0; l < N; ++l) xs[l] = Gr::load(xs_at + l * xs_cols);
       G num = Gr::make(g_theta + d0);
-      for (int l = 0; l < N; ++l) num = num + gY[l] * xs[l];
+      for (int l = 0; l < N; ++l) num = num + map.gY[l] * xs[l];
       for (int f = 0; f < Model::F; ++f)
-        if (flow_e[f] >= 0) Gr::add_at(num, flow_e[f], gY[N + f]);
-      const G tau = ev.pinned ? Gr::zero() : num * minus_inv_g_dot;
-      const bool columns_kept = Output::records_event_columns || ev.terminal == Status::EventCapacity;
+        if (flow_e[f] >= 0) Gr::add_at(num, flow_e[f], map.gY[N + f]);
+      const G tau = map.pinned ? Gr::zero() : num * map.minus_inv_g_dot;
+      const bool columns_kept = Output::records_event_columns || map.terminal == Status::EventCapacity;
       for (int e = 0; e < here && columns_kept; ++e) {
-        const int p = p0 + d0 + e, y_col = tan.flow_column(p);
+        const int p = p0 + d0 + e, y_col = Tangents<Model, true>::flow_column(p);
         const double tau_p = Gr::at(tau, e);
         // dq-/dtheta_p = X- + f- tau, only where it is kept (a recording output, a truncated run).
         const auto event_dq = [&](double* dq) {
           for (int i = 0; i < N; ++i) {
-            double acc = f_minus[i] * tau_p;
-            for (int l = 0; l < N; ++l) acc += tan.Y[i * kWidth + l] * tan.Xs[l * xs_cols + p];
-            if (y_col >= 0) acc += tan.Y[i * kWidth + y_col];
+            double acc = at.f_minus[i] * tau_p;
+            for (int l = 0; l < N; ++l) acc += at.Y[i * kWidth + l] * xs_at[l * xs_cols + e];
+            if (y_col >= 0) acc += at.Y[i * kWidth + y_col];
             dq[i] = acc;
           }
         };
-        if (ev.slot >= 0) {
+        if (map.slot >= 0) {
           double dq[N];
           event_dq(dq);
-          out.template event_column<N>(ev.slot, p, tau_p, ev.q_minus, dq);
+          out.template event_column<N>(map.slot, p, tau_p, at.q_minus, dq);
         }
-        if (ev.terminal == Status::EventCapacity) {
+        if (map.terminal == Status::EventCapacity) {
           double dq[N];
           event_dq(dq);
           for (int k = 0; k < N; ++k) out.final_dq(k, p, dq[k]);
         }
       }
-      if (ev.terminal == Status::EventCapacity) continue;
+      if (map.terminal == Status::EventCapacity) continue;
       for (int r = 0; r < N; ++r) {
-        G total = Gr::make(R_theta + r * kChunk + d0) + c[r] * tau;
-        for (int l = 0; l < N; ++l) total = total + RY[r * kWidth + l] * xs[l];
+        G total = Gr::make(R_theta + r * kChunk + d0) + map.c[r] * tau;
+        for (int l = 0; l < N; ++l) total = total + map.RY[r * kWidth + l] * xs[l];
         for (int f = 0; f < Model::F; ++f)
-          if (flow_e[f] >= 0) Gr::add_at(total, flow_e[f], RY[r * kWidth + N + f]);
-        if (ev.terminal == Status::Finished) {
-          Gr::store(total, tan.Xs + r * xs_cols + p0 + d0);
+          if (flow_e[f] >= 0) Gr::add_at(total, flow_e[f], map.RY[r * kWidth + N + f]);
+        if (map.terminal == Status::Finished) {
+          Gr::store(total, xs_at + r * xs_cols);
         } else {
           for (int e = 0; e < here; ++e) out.final_dq(r, p0 + d0 + e, Gr::at(total, e));
         }
       }
     }
   }
-  if (ev.terminal == Status::Finished) tan.restart_segment();
 }
 
 }  // namespace saltation::core

@@ -11,7 +11,9 @@
 //   final_dq(k, p, value)               with Sens: d qf[k] / dtheta_p; a later call may overwrite it
 //   finish(status, t_end, qf, n_events) once, when the trajectory ends
 // and says whether it keeps event_column's values (`records_event_columns`: when not, they are
-// not formed).
+// not formed). What event_column needs to know of its event besides its slot is the policy's
+// ColumnNote: column_note() gives it after event(), take_column_note() restores it where the
+// columns are formed apart from the trajectory (columns.hpp).
 // Every backend runs the same routine, so each policy gives the same values on every backend.
 #include <cmath>
 #include <cstddef>
@@ -37,8 +39,11 @@ class FinalState {
  public:
   using View = ResultView;
   static constexpr bool records_event_columns = false;
+  struct ColumnNote {};  // event_column needs only the slot
   SALTATION_HD FinalState(const View& out, std::size_t i) : out_(out), i_(i) {}
   SALTATION_HD const View& view() const { return out_; }
+  SALTATION_HD ColumnNote column_note() const { return {}; }
+  SALTATION_HD void take_column_note(const ColumnNote&) const {}
 
   template <int N>
   SALTATION_HD void event(int, double, int, const double*, const double*) const {}
@@ -90,14 +95,18 @@ class ObjectiveObserver {
  public:
   using View = ObservationView;
   static constexpr bool records_event_columns = true;
+  // The event last reported: its index, guard and occurrence among that guard's events.
+  struct ColumnNote {
+    int event = -1, guard = -1, occurrence = -1;
+  };
   SALTATION_HD ObjectiveObserver(const View& out, std::size_t i) : out_(out), i_(i) {}
   SALTATION_HD const View& view() const { return out_; }
+  SALTATION_HD ColumnNote column_note() const { return note_; }
+  SALTATION_HD void take_column_note(const ColumnNote& note) const { note_ = note; }
 
   template <int N>
   SALTATION_HD void event(int c, double t_e, int j, const double* q_minus, const double*) const {
-    event_ = c;
-    guard_ = j;
-    occurrence_ = j >= 0 && j < kCountedGuards ? guard_events_[j]++ : -1;
+    note_ = {c, j, j >= 0 && j < kCountedGuards ? guard_events_[j]++ : -1};
     int row = 0;
     for (int o = 0; o < out_.n_objectives; row += out_.width(out_.objectives[o]), ++o) {
       const ObjectiveSpec& ob = out_.objectives[o];
@@ -153,7 +162,7 @@ class ObjectiveObserver {
   // Whether event objective ob reads the event last reported (event_column follows its event).
   SALTATION_HD bool reads_this_event(const ObjectiveSpec& ob) const {
     if (!ob.traits().reads_event) return false;
-    return ob.guard < 0 ? ob.event == event_ : ob.guard == guard_ && ob.event == occurrence_;
+    return ob.guard < 0 ? ob.event == note_.event : ob.guard == note_.guard && ob.event == note_.occurrence;
   }
   // Whether event objective ob's event came among the n_events recorded.
   SALTATION_HD bool came(const ObjectiveSpec& ob, int n_events) const {
@@ -163,8 +172,7 @@ class ObjectiveObserver {
 
   View out_;
   std::size_t i_;
-  // The event last reported: its index, guard and occurrence among that guard's events.
-  mutable int event_ = -1, guard_ = -1, occurrence_ = -1;
+  mutable ColumnNote note_;
   mutable int guard_events_[kCountedGuards] = {};
 };
 

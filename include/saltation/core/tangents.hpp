@@ -1,8 +1,8 @@
 #pragma once
-// Sensitivity storage and its step: the segment tangent Y = d q(t) / d [q(t_s), theta_flow]
-// (N x (N+F), from [I | 0] at the segment start t_s), X at the segment start (Xs, N x P), and
-// for affine flows the step matrices that advance Y without dual numbers. Empty for forward-only
-// runs, so they carry and compute nothing.
+// The segment tangent Y = d q(t) / d [q(t_s), theta_flow] (N x (N+F), from [I | 0] at the segment
+// start t_s) and its step: for affine flows the step matrices that advance Y without dual numbers.
+// Empty for forward-only runs, so they carry and compute nothing. X at the segment start (Xs,
+// N x P) is columns.hpp's.
 #include "saltation/config.hpp"
 #include "saltation/core/rk4.hpp"
 #include "saltation/model.hpp"
@@ -37,12 +37,8 @@ struct Tangents {};
 
 template <class Model>
 struct Tangents<Model, true> {
-  static constexpr int N = Model::N, P = Model::P, F = Model::F, W = tangent_width<Model>();
+  static constexpr int N = Model::N, F = Model::F, W = tangent_width<Model>();
   double Y[N * W];  // segment tangent (for affine flows, see `pending`)
-  // X at the segment start, row-major N x P, each row padded to whole column groups: the jump
-  // forms and stores whole groups (jump()); the padding is never read into a real column.
-  static constexpr int kXsCols = (P + ColumnGroup::size - 1) / ColumnGroup::size * ColumnGroup::size;
-  double Xs[N * kXsCols];
 
   // For an affine flow the RK4 step of dt is affine in q, q' = Phi q + c, with Phi (N x N) and c
   // functions of the mode and theta only; so is its flow-parameter tangent,
@@ -161,15 +157,6 @@ struct Tangents<Model, true> {
     for (int f = 0; f < F; ++f)
       if (Model::flow_param(f) == p) f_col = N + f;
     return f_col;
-  }
-  // Column p of X(t) = Y_q Xs + Y_theta (after up_to_date()).
-  SALTATION_HD void column(int p, double* x) const {
-    const int f_col = flow_column(p);
-    for (int i = 0; i < N; ++i) {
-      double acc = f_col >= 0 ? Y[i * W + f_col] : 0.0;
-      for (int l = 0; l < N; ++l) acc += Y[i * W + l] * Xs[l * kXsCols + p];
-      x[i] = acc;
-    }
   }
 };
 

@@ -10,7 +10,8 @@
 //            safeguarded root steps (locate), the state stepped there, the event taken (take_event):
 //            recorded, reset into the next mode or ended by a terminal status.
 // With Sens the segment tangent rides along each step (tangents.hpp) and each event applies the
-// saltation jump (jump.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
+// saltation jump (jump.hpp) to the parameter columns, kept by the trajectory or recorded to be
+// composed apart (columns.hpp); what is kept goes through an output policy (outputs.hpp). The CUDA
 // driver runs the same calls in warp lockstep (warp.hpp).
 // With Stepping dopri5 (options.method) step() takes adaptive steps
 // instead (adaptive_step): the guards probed on each step's continuous extension, the event
@@ -21,6 +22,7 @@
 
 #include "saltation/config.hpp"
 #include "saltation/core/clock.hpp"
+#include "saltation/core/columns.hpp"
 #include "saltation/core/dopri5.hpp"
 #include "saltation/core/guard_trend.hpp"
 #include "saltation/core/guards.hpp"
@@ -53,14 +55,14 @@ struct AdaptiveState<Method::Dopri5, N> {
 template <class Model, class Th, bool Sens, class Output = FullRecord, Method Stepping = Method::Rk4>
 class Trajectory : private AdaptiveState<Stepping, Model::N> {
  public:
-  static constexpr int N = Model::N, P = Model::P, M = Model::M;
+  static constexpr int N = Model::N, M = Model::M;
   static constexpr int kWidth = tangent_width<Model>();  // of the segment tangent Y
   static constexpr int kYSize = Sens ? N * kWidth : 1;
   static constexpr bool kAdaptive = Stepping == Method::Dopri5;
 
   SALTATION_HD Trajectory(const Model& m, const Options& o, const Th& th, std::size_t i,
                           const typename Output::View& out)
-      : m_(m), o_(o), th_(th), out_(out, i) {}
+      : m_(m), o_(o), th_(th), out_(out, i), columns_(out_) {}
 
   // The same model, options and outputs on row i of the batch, not yet begun: built in place over
   // this trajectory, since a temporary would double the stack frame of a wide model's sensitivity
@@ -99,7 +101,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
       return true;
     }
     if constexpr (Sens) {
-      initial_tangent();
+      columns_.start(m_, th_, out_);
       tan_.restart_segment();
     }
     if constexpr (guard_summary_of<Model, Th>::present) guard_summary_ = m_.guard_summary(th_);
@@ -337,7 +339,9 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     }
     if constexpr (Sens) {
       const EventEnd ev{q_minus, q_plus, mode_plus, slot, terminal, pinned};
-      saltation_jump(m_, th_, partials, geo, ev, tan_, out_);
+      columns_.jump(partials, event_map(m_, th_, partials, geo, ev, tan_), EventState{q_minus, geo.f_minus, tan_.Y},
+                    out_);
+      if (terminal == Status::Finished) tan_.restart_segment();
     }
     if (terminal == Status::EventCapacity) {
       finish_state(terminal, t_e, q_minus);
@@ -932,20 +936,6 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     m_.flow(q0, mode_, FlowSeededParams<Model, Th, N>{th_}, st.k[0]);
   }
 
-  // X(0) = d q0 / dtheta.
-  SALTATION_HD void initial_tangent() {
-    if constexpr (Sens) {
-      using C = Dual<kChunk>;
-      for (double& x : tan_.Xs) x = 0.0;  // the padding too
-      for (int p0 = 0; p0 < P; p0 += kChunk) {
-        C q0[N];
-        m_.initial_state(ChunkSeededParams<kChunk, Th>{th_, p0}, q0);
-        for (int d = 0; d < kChunk && p0 + d < P; ++d)
-          for (int k = 0; k < N; ++k) tan_.Xs[k * Tangents<Model, Sens>::kXsCols + p0 + d] = q0[k].d[d];
-      }
-    }
-  }
-
   // Status, end time and final state; the caller has written dqf (a terminal event's jump).
   SALTATION_HD void finish_state(Status status, double t_end, const double* qf) {
     out_.template finish<N>(status, t_end, qf, n_events_);
@@ -956,11 +946,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
     finish_state(status, t_end, qf);
     if constexpr (Sens) {
       tan_.up_to_date();
-      for (int p = 0; p < P; ++p) {
-        double x[N];
-        tan_.column(p, x);
-        for (int k = 0; k < N; ++k) out_.final_dq(k, p, x[k]);
-      }
+      columns_.finish(tan_.Y, out_);
     }
   }
 
@@ -973,9 +959,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
 
   SALTATION_HD void finish_invalid() {
     finish_state(Status::InvalidInput, 0.0, q_);
-    if constexpr (Sens)
-      for (int k = 0; k < N; ++k)
-        for (int p = 0; p < P; ++p) out_.final_dq(k, p, ::nan(""));
+    if constexpr (Sens) columns_.invalid(out_);
   }
 
   // Not const: restart_on_row builds a new trajectory over this one, which C++17 allows to be used
@@ -1002,6 +986,7 @@ class Trajectory : private AdaptiveState<Stepping, Model::N> {
   Bracket bracket_;  // the crossing step() found, until take_bracketed_event()
   typename guard_summary_of<Model, Th>::type guard_summary_{};
   Tangents<Model, Sens> tan_;
+  typename columns_of<Model, Output, Sens>::type columns_;  // X at the segment start, or its records
 };
 
 // Integrates trajectory i of a batch into `out` through the Output policy; `th` views its
