@@ -6,10 +6,10 @@
 // so with the same bits:
 //   LaneColumns      the trajectory keeps Xs and jumps it at each event (the CPU driver's way);
 //   RecordedColumns  the trajectory records each event (EventRecord: its map and state, a few
-//                    N (N+F) numbers whatever P) and its tangent at the end, and compose_columns forms a chunk of
-//                    columns from a row's records afterwards: on the device a second, dense kernel,
-//                    so that the stepping kernel carries no P-wide array and does no P-wide work
-//                    (docs/gpu.md, "Parameter columns apart").
+//                    N (N+F) numbers whatever P) and its tangent at the end, and compose_columns
+//                    forms a chunk of columns from a row's records afterwards: on the device a
+//                    second, dense kernel, so that the stepping kernel carries no P-wide array and
+//                    does no P-wide work (docs/gpu.md, "Parameter columns apart").
 // A trajectory records when its output policy is a RecordingColumns<Model, Output>.
 #include <cmath>
 #include <cstddef>
@@ -36,7 +36,8 @@ struct EventRecord {
   Note note;
 };
 
-// Column p of X = Y_q Xs + Y_theta (Y brought up to date), column p of Xs at Xs[l * xs_cols + p - xs_first].
+// Column p of X = Y_q Xs + Y_theta (Y brought up to date), column p of Xs at
+// Xs[l * xs_cols + p - xs_first].
 template <class Model>
 SALTATION_HD void tangent_column(const double* Y, const double* Xs, int xs_cols, int xs_first, int p, double* x) {
   constexpr int N = Model::N, W = tangent_width<Model>();
@@ -48,8 +49,8 @@ SALTATION_HD void tangent_column(const double* Y, const double* Xs, int xs_cols,
   }
 }
 
-// X(0) = dq0/dtheta for the chunk of columns from p0 (kChunk of them, those up to P), column p of Xs
-// at Xs[l * xs_cols + p - xs_first].
+// X(0) = dq0/dtheta for the chunk of columns from p0 (kChunk of them, those below P), column p of
+// Xs at Xs[l * xs_cols + p - xs_first].
 template <class Model, class Th>
 SALTATION_HD void initial_columns(const Model& m, const Th& th, int p0, double* Xs, int xs_cols, int xs_first) {
   constexpr int N = Model::N, P = Model::P;
