@@ -60,6 +60,24 @@ SALTATION_HD void initial_columns(const Model& m, const Th& th, int p0, double* 
     for (int k = 0; k < N; ++k) Xs[k * xs_cols + p0 + d - xs_first] = q0[k].d[d];
 }
 
+// dqf for columns [p_begin, p_end) = X(t_end) from the tangent Y at the end (tangent_column).
+template <class Model, class Output>
+SALTATION_HD void final_columns(const double* Y, const double* Xs, int xs_cols, int xs_first, int p_begin, int p_end,
+                                const Output& out) {
+  for (int p = p_begin; p < p_end; ++p) {
+    double x[Model::N];
+    tangent_column<Model>(Y, Xs, xs_cols, xs_first, p, x);
+    for (int k = 0; k < Model::N; ++k) out.final_dq(k, p, x[k]);
+  }
+}
+
+// An invalid row's dqf for columns [p_begin, p_end): NaN, no derivative.
+template <class Model, class Output>
+SALTATION_HD void undefined_columns(int p_begin, int p_end, const Output& out) {
+  for (int k = 0; k < Model::N; ++k)
+    for (int p = p_begin; p < p_end; ++p) out.final_dq(k, p, ::nan(""));
+}
+
 // The trajectory keeps Xs. Forward runs keep nothing.
 template <class Model, bool Sens>
 class LaneColumns {
@@ -88,20 +106,13 @@ class LaneColumns<Model, true> {
                          const EventState& at, const Output& out) {
     jump_columns(partials, map, at, Xs_, kXsCols, 0, 0, P, out);
   }
-  // dqf = X(t_end) from the tangent at the end.
   template <class Output>
   SALTATION_HD void finish(const double* Y, const Output& out) const {
-    for (int p = 0; p < P; ++p) {
-      double x[N];
-      tangent_column<Model>(Y, Xs_, kXsCols, 0, p, x);
-      for (int k = 0; k < N; ++k) out.final_dq(k, p, x[k]);
-    }
+    final_columns<Model>(Y, Xs_, kXsCols, 0, 0, P, out);
   }
-  // An invalid row: no derivative.
   template <class Output>
   SALTATION_HD void invalid(const Output& out) const {
-    for (int k = 0; k < N; ++k)
-      for (int p = 0; p < P; ++p) out.final_dq(k, p, ::nan(""));
+    undefined_columns<Model>(0, P, out);
   }
 
  private:
@@ -229,8 +240,7 @@ SALTATION_HD void compose_columns(const Model& m, const Th& th, std::size_t i, c
   const int p_end = P - p0 < kChunk ? P : p0 + kChunk;
   const ColumnsEnd end = records.end[i];
   if (end == ColumnsEnd::Undefined) {
-    for (int k = 0; k < N; ++k)
-      for (int p = p0; p < p_end; ++p) out.final_dq(k, p, ::nan(""));
+    undefined_columns<Model>(p0, p_end, out);
     return;
   }
   double Xs[N * kChunk] = {};
@@ -244,11 +254,7 @@ SALTATION_HD void compose_columns(const Model& m, const Th& th, std::size_t i, c
   }
   if (end == ColumnsEnd::FromTangent) {
     const double* Y = records.end_tangent + i * ColumnRecords<Model, typename Output::ColumnNote>::kTangentSize;
-    for (int p = p0; p < p_end; ++p) {
-      double x[N];
-      tangent_column<Model>(Y, Xs, kChunk, p0, p, x);
-      for (int k = 0; k < N; ++k) out.final_dq(k, p, x[k]);
-    }
+    final_columns<Model>(Y, Xs, kChunk, p0, p0, p_end, out);
   }
 }
 
